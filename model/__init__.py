@@ -1,0 +1,1 @@
+"""The translation Transformer: network, tokenizers, decoding, training and evaluation."""

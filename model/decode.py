@@ -1,0 +1,283 @@
+"""Greedy and beam-search decoding.
+
+``translate`` returns one ``Translation``: the output, per-step probabilities and alternatives, and the three
+attention tensors (plus per-head Q, K, V) *recorded during the decoding run that produced the output*. Each
+decoding step runs the decoder over the whole prefix; because of the causal mask, the pass that emits the last
+token holds every earlier row unchanged, so its attention is exactly what produced each token.
+
+``greedy_batch`` is the plain, batched greedy decoder used for evaluation and validation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer
+from .transformer import ATTENTION_KINDS, AttentionOptions, Transformer
+
+TOP_K_ALTERNATIVES = 5
+
+
+def max_output_length(model: Transformer, src_len: int) -> int:
+    # Enough room for any sane translation, and never past the positional table.
+    return min(model.cfg.max_len - 1, int(src_len * 2) + 10)
+
+
+def pad_batch(sequences: list[list[int]], pad_id: int = PAD_ID) -> torch.Tensor:
+    width = max(len(s) for s in sequences)
+    return torch.tensor([s + [pad_id] * (width - len(s)) for s in sequences], dtype=torch.long)
+
+
+def head_masks_to_tensors(model: Transformer, ablate: dict[str, list[tuple[int, int]]] | None):
+    """{"cross": [(layer, head), ...], ...} -> {"cross": (layers, heads) 0/1 tensor, ...}."""
+    if not ablate:
+        return {}
+    cfg = model.cfg
+    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    masks = {}
+    for kind, heads in ablate.items():
+        if kind not in layers:
+            raise ValueError(f"unknown attention kind {kind!r}; expected one of {ATTENTION_KINDS}")
+        mask = torch.ones(layers[kind], cfg.n_heads)
+        for layer, head in heads:
+            mask[layer, head] = 0.0
+        masks[kind] = mask
+    return masks
+
+
+@torch.no_grad()
+def greedy_batch(model: Transformer, sources: list[list[int]], max_len: int | None = None) -> list[list[int]]:
+    """Source id lists (ending in </s>) -> output id lists (without <s>/</s>)."""
+    src = pad_batch(sources)
+    encoded = model.encode(src)
+    limit = max_len or max_output_length(model, src.size(1))
+    ys = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
+    finished = torch.zeros(len(sources), dtype=torch.bool)
+    for _ in range(limit):
+        logits = model.decode(ys, encoded).logits[:, -1]
+        next_token = logits.argmax(-1).masked_fill(finished, PAD_ID)
+        ys = torch.cat([ys, next_token[:, None]], dim=1)
+        finished |= next_token == EOS_ID
+        if finished.all():
+            break
+    outputs = []
+    for row in ys[:, 1:].tolist():
+        outputs.append(row[: row.index(EOS_ID)] if EOS_ID in row else [t for t in row if t != PAD_ID])
+    return outputs
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # output ids, ending in </s> when finished
+    log_prob: float
+    token_log_probs: list[float]
+    alternatives: list[list[tuple[int, float]]]  # per step: top-k (id, probability)
+    finished: bool = False
+    record: dict | None = None  # attention/QKV of the pass that produced the last token, for this hypothesis
+
+    def score(self, length_penalty: float) -> float:
+        # GNMT length penalty (Wu et al., 2016): lp = ((5 + |Y|) / 6) ^ alpha; alpha = 0 is the raw log-probability.
+        return self.log_prob / (((5 + len(self.tokens)) / 6) ** length_penalty)
+
+
+def _slice_record(encoded, decoded, index: int) -> dict:
+    """Take one hypothesis' attention and QKV out of a batched decoder pass."""
+    rec = {
+        "decoder_self": decoded.self_attention[index],
+        "cross": decoded.cross_attention[index],
+    }
+    if decoded.self_qkv is not None:
+        rec["decoder_self_qkv"] = {n: t[index] for n, t in decoded.self_qkv.items()}
+        rec["cross_qkv"] = {n: t[index] for n, t in decoded.cross_qkv.items()}
+    return rec
+
+
+@torch.no_grad()
+def beam_search(
+    model: Transformer,
+    source: list[int],
+    beam_size: int = 4,
+    length_penalty: float = 0.6,
+    max_len: int | None = None,
+    record: bool = False,
+    need_qkv: bool = False,
+    head_mask: dict[str, torch.Tensor] | None = None,
+    encoded=None,
+) -> list[Hypothesis]:
+    """Beam search for one source sentence. With beam_size=1 this is exactly greedy decoding.
+
+    Returns the finished hypotheses, best first. With record=True each carries the attention of the decoder
+    pass that produced its last token (which, by the causal mask, holds every earlier step's rows too).
+    """
+    head_mask = head_mask or {}
+    if encoded is None:
+        encoded = model.encode(torch.tensor([source]), AttentionOptions(head_mask=head_mask.get("encoder_self")))
+    self_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self"))
+    cross_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("cross"))
+    limit = max_len or max_output_length(model, len(source))
+
+    alive = [Hypothesis([], 0.0, [], [])]
+    finished: list[Hypothesis] = []
+    for step in range(limit):
+        n = len(alive)
+        ys = torch.tensor([[BOS_ID] + h.tokens for h in alive])
+        memory = type(encoded)(encoded.memory.expand(n, -1, -1), encoded.src_mask.expand(n, -1, -1, -1))
+        decoded = model.decode(ys, memory, self_opts, cross_opts)
+        log_probs = decoded.logits[:, -1].float().log_softmax(-1)  # (beams, vocab)
+        top_p, top_i = log_probs.exp().topk(TOP_K_ALTERNATIVES, dim=-1)
+
+        totals = torch.tensor([h.log_prob for h in alive])[:, None] + log_probs
+        cand_scores, cand_flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
+        vocab = log_probs.size(1)
+        next_alive = []
+        for rank, (total, flat) in enumerate(zip(cand_scores.tolist(), cand_flat.tolist())):
+            beam, token = divmod(flat, vocab)
+            parent = alive[beam]
+            if token == EOS_ID and rank >= beam_size:
+                continue  # an end only counts when it ranks among the best beam_size continuations
+            child = Hypothesis(
+                parent.tokens + [token],
+                total,
+                parent.token_log_probs + [log_probs[beam, token].item()],
+                parent.alternatives + [list(zip(top_i[beam].tolist(), top_p[beam].tolist()))],
+            )
+            if token == EOS_ID:
+                child.finished = True
+                if record:
+                    child.record = _slice_record(encoded, decoded, beam)
+                finished.append(child)
+            elif len(next_alive) < beam_size:
+                if record:
+                    child.record = _slice_record(encoded, decoded, beam)
+                next_alive.append(child)
+            if len(next_alive) == beam_size:
+                break
+        if len(finished) >= beam_size or not next_alive:
+            break
+        alive = next_alive
+    else:
+        finished.extend(alive)  # ran out of length: keep what we have, marked unfinished
+    if not finished:
+        finished = alive
+    return sorted(finished, key=lambda h: h.score(length_penalty), reverse=True)
+
+
+@dataclass
+class Translation:
+    """Everything the app shows for one sentence, from one decoding run. Arrays are numpy, float32.
+
+    Query/key axes: the encoder's are the source pieces (ending in </s>); the decoder's are its *inputs*,
+    <s> followed by the output pieces except the last; decoder position t predicts output piece t.
+    """
+
+    source_text: str
+    source_pieces: list[str]
+    source_ids: list[int]
+    target_text: str
+    target_pieces: list[str]  # output pieces, ending in </s> when decoding finished
+    target_ids: list[int]
+    token_probs: list[float]  # probability the model gave each output piece when it chose it
+    alternatives: list[list[tuple[str, float]]]  # per output piece: the top-k pieces and their probabilities
+    encoder_self_attention: np.ndarray  # (layers, heads, src, src)
+    decoder_self_attention: np.ndarray  # (layers, heads, tgt, tgt)
+    cross_attention: np.ndarray  # (layers, heads, tgt, src)
+    qkv: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # kind -> "q"/"k"/"v" -> (layers, heads, n, d_k)
+    method: str = "greedy"
+    beam_size: int = 1
+    log_prob: float = 0.0
+    truncated: bool = False  # the source was longer than the model's limit and was cut
+    finished: bool = True  # False when decoding hit the length limit before </s>
+
+    @property
+    def decoder_input_pieces(self) -> list[str]:
+        return ["<s>"] + self.target_pieces[:-1]
+
+    @property
+    def unknown_source_pieces(self) -> list[str]:
+        return [p for p, i in zip(self.source_pieces, self.source_ids) if i == UNK_ID]
+
+    def attention(self, kind: str) -> np.ndarray:
+        return {
+            "encoder_self": self.encoder_self_attention,
+            "decoder_self": self.decoder_self_attention,
+            "cross": self.cross_attention,
+        }[kind]
+
+    def axis_pieces(self, kind: str) -> tuple[list[str], list[str]]:
+        """(query pieces, key pieces) for an attention kind."""
+        if kind == "encoder_self":
+            return self.source_pieces, self.source_pieces
+        if kind == "decoder_self":
+            return self.decoder_input_pieces, self.decoder_input_pieces
+        return self.decoder_input_pieces, self.source_pieces
+
+
+def encode_source(tokenizer: Tokenizer, text: str, max_len: int) -> tuple[list[int], list[str], bool]:
+    """Source ids and pieces ending in </s>, cut to max_len positions (truncated=True when cut)."""
+    ids, pieces = tokenizer.encode_with_pieces(text)
+    truncated = len(ids) + 1 > max_len
+    if truncated:
+        ids, pieces = ids[: max_len - 1], pieces[: max_len - 1]
+    return ids + [EOS_ID], pieces + ["</s>"], truncated
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().float().cpu().numpy()
+
+
+@torch.no_grad()
+def translate(
+    model: Transformer,
+    source_tokenizer: Tokenizer,
+    target_tokenizer: Tokenizer,
+    text: str,
+    beam_size: int = 1,
+    length_penalty: float = 0.6,
+    need_qkv: bool = True,
+    ablate: dict[str, list[tuple[int, int]]] | None = None,
+) -> Translation:
+    """Translate one sentence, recording every attention map of the run that produced the output."""
+    if not text or not text.strip():
+        raise ValueError("the sentence is empty")
+    source_ids, source_pieces, truncated = encode_source(source_tokenizer, text.strip(), model.cfg.max_len)
+    head_mask = head_masks_to_tensors(model, ablate)
+    encoded = model.encode(
+        torch.tensor([source_ids]),
+        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("encoder_self")),
+    )
+    best = beam_search(
+        model, source_ids, beam_size, length_penalty, record=True, need_qkv=need_qkv, head_mask=head_mask,
+        encoded=encoded,
+    )[0]
+    rec = best.record
+    output_ids = [t for t in best.tokens if t != EOS_ID]
+    target_pieces = target_tokenizer.pieces(output_ids) + (["</s>"] if best.finished else [])
+    qkv = {}
+    if need_qkv:
+        qkv["encoder_self"] = {n: _numpy(t[0]) for n, t in encoded.qkv.items()}
+        qkv["decoder_self"] = {n: _numpy(t) for n, t in rec["decoder_self_qkv"].items()}
+        qkv["cross"] = {n: _numpy(t) for n, t in rec["cross_qkv"].items()}
+    # The recorded pass fed <s> + tokens[:-1]; for an unfinished hypothesis its last token was never fed back.
+    return Translation(
+        source_text=text,
+        source_pieces=source_pieces,
+        source_ids=source_ids,
+        target_text=target_tokenizer.decode(output_ids),
+        target_pieces=target_pieces,
+        target_ids=best.tokens,
+        token_probs=[math.exp(lp) for lp in best.token_log_probs],
+        alternatives=[[(target_tokenizer.piece(i), p) for i, p in alts] for alts in best.alternatives],
+        encoder_self_attention=_numpy(encoded.attention[0]),
+        decoder_self_attention=_numpy(rec["decoder_self"]),
+        cross_attention=_numpy(rec["cross"]),
+        qkv=qkv,
+        method="greedy" if beam_size == 1 else "beam",
+        beam_size=beam_size,
+        log_prob=best.log_prob,
+        truncated=truncated,
+        finished=best.finished,
+    )

@@ -1,0 +1,97 @@
+"""BLEU and chrF of a checkpoint on a split: `python -m model.evaluate --checkpoint checkpoints/en-zh --split test`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import sacrebleu
+import torch
+from tqdm import tqdm
+
+from .checkpoint import load_checkpoint
+from .data import DEFAULT_DATA_DIR, Example, load_splits
+from .decode import beam_search, encode_source, greedy_batch
+from .tokenizer import EOS_ID, Tokenizer
+from .transformer import Transformer
+
+
+def bleu_tokenizer_for(target_language: str) -> str:
+    # sacrebleu's "zh" tokenizer splits Chinese characters; "13a" is its standard for other languages.
+    return "zh" if target_language.startswith("zh") else "13a"
+
+
+def score(hypotheses: list[str], examples: list[Example], tokenize: str, lowercase: bool = False) -> dict:
+    """Multi-reference corpus BLEU and chrF; a sentence with fewer references gets None in the extra streams."""
+    n_refs = max(len(e.references) for e in examples)
+    streams = [[e.references[i] if i < len(e.references) else None for e in examples] for i in range(n_refs)]
+    bleu = sacrebleu.corpus_bleu(hypotheses, streams, tokenize=tokenize, lowercase=lowercase)
+    chrf = sacrebleu.corpus_chrf(hypotheses, streams)
+    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "bleu_signature": str(bleu)}
+
+
+@torch.no_grad()
+def translate_corpus(
+    model: Transformer,
+    source_tokenizer: Tokenizer,
+    target_tokenizer: Tokenizer,
+    sentences: list[str],
+    beam_size: int = 1,
+    length_penalty: float = 0.6,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> list[str]:
+    sources = [encode_source(source_tokenizer, s, model.cfg.max_len)[0] for s in sentences]
+    outputs: list[list[int] | None] = [None] * len(sources)
+    if beam_size == 1:
+        # Sort by length so batches carry little padding; put results back in input order.
+        order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        for batch in tqdm(batches, desc="greedy", disable=not progress):
+            for i, out in zip(batch, greedy_batch(model, [sources[i] for i in batch])):
+                outputs[i] = out
+    else:
+        for i, src in enumerate(tqdm(sources, desc=f"beam {beam_size}", disable=not progress)):
+            best = beam_search(model, src, beam_size, length_penalty)[0]
+            outputs[i] = [t for t in best.tokens if t != EOS_ID]
+    return [target_tokenizer.decode(o) for o in outputs]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--checkpoint", required=True, type=Path)
+    p.add_argument("--split", default="test", choices=["train", "valid", "test"])
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--beam", type=int, nargs="+", default=[1], help="beam sizes to score; 1 = greedy")
+    p.add_argument("--length-penalty", type=float, default=0.6)
+    p.add_argument("--limit", type=int, default=None, help="score only the first N sentences")
+    p.add_argument("--lowercase", action="store_true", help="also report lowercased BLEU")
+    p.add_argument("--output", type=Path, help="write the scores as JSON here")
+    args = p.parse_args(argv)
+
+    loaded = load_checkpoint(args.checkpoint)
+    meta = loaded.metadata
+    examples = load_splits(meta["corpus"], args.data_dir)[args.split][: args.limit]
+    tokenize = bleu_tokenizer_for(meta.get("target_language", "zh"))
+    results = {}
+    for beam in args.beam:
+        start = time.time()
+        hyps = translate_corpus(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [e.source for e in examples],
+            beam, args.length_penalty, progress=True,
+        )
+        r = score(hyps, examples, tokenize)
+        if args.lowercase:
+            r["bleu_lowercase"] = score(hyps, examples, tokenize, lowercase=True)["bleu"]
+        r.update(seconds=round(time.time() - start, 1), sentences=len(examples), length_penalty=args.length_penalty)
+        name = "greedy" if beam == 1 else f"beam{beam}"
+        results[name] = r
+        print(f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  ({r['seconds']} s)  {r['bleu_signature']}")
+    if args.output:
+        args.output.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""SentencePiece tokenizers for source and target, with the special ids the model expects."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import sentencepiece as spm
+
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+WORD_BOUNDARY = "\u2581"  # SentencePiece's "▁": marks a piece that starts a new word
+
+
+def train_sentencepiece(
+    sentences: list[str], vocab_size: int, character_coverage: float = 1.0, normalization: str = "nmt_nfkc"
+) -> bytes:
+    """Train a unigram model on the given (training-split) sentences; returns the serialized model.
+
+    Use normalization="identity" for Chinese targets: NFKC would turn full-width punctuation (，？！) into
+    ASCII, so the model could never write the punctuation Chinese references use."""
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        character_coverage=character_coverage,
+        normalization_rule_name=normalization,
+        pad_id=PAD_ID,
+        unk_id=UNK_ID,
+        bos_id=BOS_ID,
+        eos_id=EOS_ID,
+        hard_vocab_limit=False,  # a small corpus may not support the full size; take what it supports
+        num_threads=2,
+        minloglevel=2,
+    )
+    return model.getvalue()
+
+
+@dataclass
+class Tokenizer:
+    """One language's SentencePiece model."""
+
+    processor: spm.SentencePieceProcessor
+
+    @classmethod
+    def load(cls, path: Path | str) -> "Tokenizer":
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"tokenizer model not found: {path}")
+        processor = spm.SentencePieceProcessor()
+        try:
+            processor.LoadFromSerializedProto(path.read_bytes())
+        except Exception as e:  # sentencepiece raises bare RuntimeErrors with C++ text
+            raise ValueError(f"{path} is not a valid SentencePiece model ({e})") from None
+        return cls(processor)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Tokenizer":
+        processor = spm.SentencePieceProcessor()
+        processor.LoadFromSerializedProto(data)
+        return cls(processor)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.processor.GetPieceSize()
+
+    def encode(self, text: str) -> list[int]:
+        return self.processor.EncodeAsIds(text)
+
+    def encode_with_pieces(self, text: str) -> tuple[list[int], list[str]]:
+        """Ids and the pieces to display. An unknown character keeps its own text as its piece (its id is UNK_ID),
+        so the app can show *which* character the model could not read."""
+        proto = self.processor.encode(text, return_type="proto")
+        return [p.id for p in proto.pieces], [p.piece for p in proto.pieces]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.processor.DecodeIds([i for i in ids if i > EOS_ID or i == UNK_ID])
+
+    def piece(self, token_id: int) -> str:
+        return self.processor.IdToPiece(token_id)
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        return [self.piece(i) for i in ids]
+
+
+def group_pieces_into_words(pieces: list[str]) -> list[list[int]]:
+    """Indices of the pieces that make up each word: a new word starts at a piece beginning with "▁", and
+    special tokens (<s>, </s>, <unk>) stand alone. For Chinese, SentencePiece "words" are the chunks between
+    spaces in its normalised text, so a whole clause may be one word; pieces are still the finer view."""
+    words: list[list[int]] = []
+    for i, piece in enumerate(pieces):
+        if not words or _is_special(piece) or piece.startswith(WORD_BOUNDARY) or _is_special(pieces[i - 1]):
+            words.append([i])
+        else:
+            words[-1].append(i)
+    return words
+
+
+def _is_special(piece: str) -> bool:
+    return piece.startswith("<") and piece.endswith(">")

@@ -1,0 +1,353 @@
+"""Train a translation Transformer.
+
+    python -m model.train --corpus tatoeba-en-zh --run-dir runs/en-zh --export checkpoints/en-zh
+    torchrun --nproc_per_node=2 -m model.train ...      # the same, DistributedDataParallel (gloo on CPU)
+
+A run folder holds the tokenizers, ``state.pt`` (model + optimizer + schedule, written after every epoch, so a
+killed run started again with the same command continues where it stopped), the weights of recent epochs for
+checkpoint averaging, and ``metrics.jsonl`` (one line per epoch: losses, validation BLEU, timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from tqdm import tqdm
+
+from .checkpoint import apply_weights, save_checkpoint, weights_to_save
+from .data import DEFAULT_DATA_DIR, load_splits, training_pairs
+from .evaluate import bleu_tokenizer_for, score, translate_corpus
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, train_sentencepiece
+from .transformer import Transformer, TransformerConfig, count_parameters
+
+LANGUAGES = {"tatoeba-en-zh": ("en", "zh"), "multi30k-en-de": ("en", "de")}
+
+
+def noam_rate(step: int, d_model: int, warmup: int, factor: float) -> float:
+    """Section 5.3: lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), times a factor."""
+    step = max(step, 1)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def make_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) -> list[list[int]]:
+    """Group example indices into batches of at most max_tokens padded tokens (on the longer side).
+
+    Sorting by length keeps padding small; a little noise in the sort key and a shuffle of the batches,
+    both seeded by epoch, vary the batches from epoch to epoch."""
+    rng = random.Random(seed)
+    order = sorted(range(len(lengths)), key=lambda i: (max(lengths[i]) + rng.random(), lengths[i]))
+    batches, current, width = [], [], 0
+    for i in order:
+        new_width = max(width, *lengths[i])
+        if current and new_width * (len(current) + 1) > max_tokens:
+            batches.append(current)
+            current, new_width = [], max(lengths[i])
+        current.append(i)
+        width = new_width
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(pairs: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """-> src (batch, S) ending in </s>; tgt_in (batch, T) = <s> y; tgt_out (batch, T) = y </s>."""
+    src = [s + [EOS_ID] for s, _ in pairs]
+    tgt_in = [[BOS_ID] + t for _, t in pairs]
+    tgt_out = [t + [EOS_ID] for _, t in pairs]
+
+    def pad(seqs):
+        width = max(map(len, seqs))
+        return torch.tensor([s + [PAD_ID] * (width - len(s)) for s in seqs])
+
+    return pad(src), pad(tgt_in), pad(tgt_out)
+
+
+def loss_fn(logits: torch.Tensor, target: torch.Tensor, label_smoothing: float) -> torch.Tensor:
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), target.reshape(-1), ignore_index=PAD_ID, label_smoothing=label_smoothing
+    )
+
+
+def average_weights(paths: list[Path]) -> dict[str, torch.Tensor]:
+    """Checkpoint averaging (Section 6.1): the mean of the weights saved at the last few epochs."""
+    total = None
+    for path in paths:
+        weights = load_file(str(path))
+        if total is None:
+            total = {k: v.double() for k, v in weights.items()}
+        else:
+            for k, v in weights.items():
+                total[k] += v.double()
+    return {k: (v / len(paths)).float() for k, v in total.items()}
+
+
+class Run:
+    """Everything about one training run that lives in its folder."""
+
+    def __init__(self, directory: Path):
+        self.dir = directory
+        self.state = directory / "state.pt"
+        self.metrics = directory / "metrics.jsonl"
+        self.source_spm = directory / "source.model"
+        self.target_spm = directory / "target.model"
+
+    def epoch_weights(self, epoch: int) -> Path:
+        return self.dir / f"epoch{epoch:03d}.safetensors"
+
+    def read_metrics(self) -> list[dict]:
+        if not self.metrics.exists():
+            return []
+        return [json.loads(line) for line in self.metrics.read_text().splitlines() if line.strip()]
+
+
+def setup_distributed() -> tuple[int, int]:
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1:
+        dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+        return dist.get_rank(), world
+    return 0, 1
+
+
+def barrier(world: int):
+    if world > 1:
+        dist.barrier()
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default="tatoeba-en-zh", choices=sorted(LANGUAGES))
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--run-dir", type=Path, required=True)
+    p.add_argument("--export", type=Path, help="write the final (averaged) checkpoint folder here")
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--max-minutes", type=float, default=None, help="stop after the epoch that passes this time")
+    p.add_argument("--max-tokens", type=int, default=3000, help="padded tokens per batch (per process)")
+    p.add_argument("--d-model", type=int, default=256)
+    p.add_argument("--d-ff", type=int, default=1024)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--layers", type=int, default=6, help="encoder layers = decoder layers")
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument("--warmup", type=int, default=1000)
+    p.add_argument("--lr-factor", type=float, default=1.0)
+    p.add_argument("--clip", type=float, default=1.0)
+    p.add_argument("--src-vocab", type=int, default=4000)
+    p.add_argument("--tgt-vocab", type=int, default=4000)
+    p.add_argument("--max-len", type=int, default=128)
+    p.add_argument("--average-last", type=int, default=5, help="average the weights of this many last epochs")
+    p.add_argument("--valid-bleu-sentences", type=int, default=500, help="0 skips the per-epoch BLEU")
+    p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (tests)")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--export-dtype", choices=["float32", "float16"], default="float16")
+    p.add_argument("--no-progress", action="store_true")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    rank, world = setup_distributed()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run = Run(args.run_dir)
+    run.dir.mkdir(parents=True, exist_ok=True)
+    src_lang, tgt_lang = LANGUAGES[args.corpus]
+
+    splits = load_splits(args.corpus, args.data_dir)
+    pairs = training_pairs(splits.train)
+    if args.limit_train:
+        pairs = pairs[: args.limit_train]
+
+    # Tokenizers are trained once, on the training split only, and reused when the run resumes.
+    if rank == 0 and not (run.source_spm.exists() and run.target_spm.exists()):
+        run.source_spm.write_bytes(train_sentencepiece([s for s, _ in pairs], args.src_vocab))
+        # Not every rare Chinese character gets a piece of its own (0.9995 is SentencePiece's advice for CJK),
+        # and Chinese keeps its full-width punctuation (no NFKC).
+        chinese = tgt_lang == "zh"
+        run.target_spm.write_bytes(
+            train_sentencepiece(
+                [t for _, t in pairs], args.tgt_vocab, 0.9995 if chinese else 1.0, "identity" if chinese else "nmt_nfkc"
+            )
+        )
+    barrier(world)
+    source_tok, target_tok = Tokenizer.load(run.source_spm), Tokenizer.load(run.target_spm)
+
+    data = []
+    for s, t in pairs:
+        s_ids, t_ids = source_tok.encode(s), target_tok.encode(t)
+        if len(s_ids) + 1 <= args.max_len and len(t_ids) + 1 <= args.max_len:
+            data.append((s_ids, t_ids))
+    lengths = [(len(s) + 1, len(t) + 1) for s, t in data]
+    valid = splits.valid
+    valid_pairs = [(source_tok.encode(e.source), target_tok.encode(r)) for e in valid for r in e.references[:1]]
+
+    cfg = TransformerConfig(
+        src_vocab_size=source_tok.vocab_size,
+        tgt_vocab_size=target_tok.vocab_size,
+        d_model=args.d_model,
+        n_heads=args.heads,
+        d_ff=args.d_ff,
+        n_encoder_layers=args.layers,
+        n_decoder_layers=args.layers,
+        dropout=args.dropout,
+        max_len=args.max_len,
+    )
+    torch.manual_seed(args.seed)
+    model = Transformer(cfg)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: noam_rate(step + 1, cfg.d_model, args.warmup, args.lr_factor)
+    )
+    start_epoch, elapsed_before = 1, 0.0
+    if run.state.exists():
+        state = torch.load(run.state, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        torch.set_rng_state(state["rng"])
+        start_epoch, elapsed_before = state["epoch"] + 1, state["elapsed"]
+        if rank == 0:
+            print(f"resuming {run.dir} after epoch {state['epoch']}")
+    trainable = torch.nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    if rank == 0:
+        print(
+            f"{len(data)} training pairs, {count_parameters(model) / 1e6:.1f}M parameters, "
+            f"{world} process(es), {torch.get_num_threads()} threads each"
+        )
+
+    started = time.time() - elapsed_before
+    for epoch in range(start_epoch, args.epochs + 1):
+        epoch_start = time.time()
+        model.train()
+        batches = make_batches(lengths, args.max_tokens, seed=args.seed * 1000 + epoch)
+        batches = batches[: len(batches) // world * world][rank::world]  # equal share per process
+        total_loss, total_tokens = 0.0, 0
+        bar = tqdm(batches, desc=f"epoch {epoch}", disable=rank != 0 or args.no_progress, mininterval=5)
+        for batch in bar:
+            src, tgt_in, tgt_out = collate([data[i] for i in batch])
+            _, decoded = trainable(src, tgt_in)
+            loss = loss_fn(decoded.logits, tgt_out, args.label_smoothing)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+            optimizer.step()
+            schedule.step()
+            tokens = int((tgt_out != PAD_ID).sum())
+            total_loss += loss.item() * tokens
+            total_tokens += tokens
+            bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{schedule.get_last_lr()[0]:.2e}")
+
+        if rank == 0:
+            record = {
+                "epoch": epoch,
+                "step": schedule.last_epoch,
+                "train_loss": round(total_loss / max(total_tokens, 1), 4),
+                **validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args),
+                "epoch_seconds": round(time.time() - epoch_start, 1),
+                "elapsed_minutes": round((time.time() - started) / 60, 1),
+            }
+            print(json.dumps(record))
+            with open(run.metrics, "a") as f:
+                f.write(json.dumps(record) + "\n")
+            save_file(weights_to_save(model), str(run.epoch_weights(epoch)))
+            stale = run.epoch_weights(epoch - args.average_last)
+            if stale.exists():
+                stale.unlink()
+            # Write the resumable state last and atomically: a run killed mid-write resumes from the previous epoch.
+            tmp = run.state.with_suffix(".tmp")
+            torch.save(
+                {
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "schedule": schedule.state_dict(),
+                    "rng": torch.get_rng_state(),
+                    "epoch": epoch,
+                    "elapsed": time.time() - started,
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                },
+                tmp,
+            )
+            tmp.replace(run.state)
+        barrier(world)
+        if args.max_minutes and (time.time() - started) / 60 > args.max_minutes:
+            if rank == 0:
+                print(f"stopping after epoch {epoch}: past {args.max_minutes} minutes")
+            break
+
+    if rank == 0 and args.export:
+        export(run, cfg, args, source_tok, target_tok, valid, tgt_lang, started)
+    if world > 1:
+        dist.destroy_process_group()
+
+
+@torch.no_grad()
+def validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args) -> dict:
+    model.eval()
+    total_loss, total_tokens = 0.0, 0
+    for i in range(0, len(valid_pairs), 128):
+        src, tgt_in, tgt_out = collate(valid_pairs[i : i + 128])
+        _, decoded = model(src, tgt_in)
+        tokens = int((tgt_out != PAD_ID).sum())
+        total_loss += loss_fn(decoded.logits, tgt_out, 0.0).item() * tokens
+        total_tokens += tokens
+    result = {"valid_loss": round(total_loss / total_tokens, 4)}
+    if args.valid_bleu_sentences:
+        subset = valid[: args.valid_bleu_sentences]
+        hyps = translate_corpus(model, source_tok, target_tok, [e.source for e in subset])
+        scores = score(hyps, subset, bleu_tokenizer_for(tgt_lang))
+        result.update(valid_bleu=scores["bleu"], valid_chrf=scores["chrf"])
+    return result
+
+
+def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang, started):
+    """Average the last epochs' weights, keep whichever of averaged / last scores better on validation BLEU,
+    and write the checkpoint folder."""
+    metrics = run.read_metrics()
+    last_epoch = metrics[-1]["epoch"]
+    paths = [run.epoch_weights(e) for e in range(last_epoch - args.average_last + 1, last_epoch + 1)]
+    paths = [p for p in paths if p.exists()]
+    candidates = {"last": load_file(str(run.epoch_weights(last_epoch)))}
+    if len(paths) > 1:
+        candidates[f"average of last {len(paths)}"] = average_weights(paths)
+    model = Transformer(cfg)
+    best_name, best_bleu, best_weights = None, -1.0, None
+    for name, weights in candidates.items():
+        apply_weights(model, weights)
+        model.eval()
+        hyps = translate_corpus(model, source_tok, target_tok, [e.source for e in valid])
+        bleu = score(hyps, valid, bleu_tokenizer_for(tgt_lang))["bleu"]
+        print(f"export candidate {name}: valid BLEU {bleu}")
+        if bleu > best_bleu:
+            best_name, best_bleu, best_weights = name, bleu, weights
+    apply_weights(model, best_weights)
+    src_lang, _ = LANGUAGES[args.corpus]
+    metadata = {
+        "corpus": args.corpus,
+        "source_language": src_lang,
+        "target_language": tgt_lang,
+        "epochs": last_epoch,
+        "weights": best_name,
+        "valid_bleu_greedy": best_bleu,
+        "training_minutes": round(metrics[-1]["elapsed_minutes"], 1),
+        "train_args": {k: str(v) for k, v in vars(args).items() if k not in ("run_dir", "export", "data_dir")},
+    }
+    dtype = torch.float16 if args.export_dtype == "float16" else torch.float32
+    save_checkpoint(
+        args.export, model, run.source_spm.read_bytes(), run.target_spm.read_bytes(), metadata, dtype=dtype
+    )
+    (Path(args.export) / "metrics.jsonl").write_text(run.metrics.read_text())
+    print(f"exported {best_name} to {args.export} (valid BLEU {best_bleu})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,356 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), written to be read beside the paper.
+
+Section numbers in comments refer to the paper. Every attention layer can hand back its post-softmax weights
+(and, on request, its per-head queries, keys and values) as *return values*: the model object is shared by
+every browser session of the app, so nothing about a particular input is ever stored on a module.
+
+Two attention paths compute the same function:
+- the explicit path (``need_weights=True``) writes out softmax(QK^T / sqrt(d_k)) V so the weights can be returned;
+- the fast path calls ``torch.nn.functional.scaled_dot_product_attention`` and is used for training.
+A test checks they agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ATTENTION_KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+@dataclass
+class TransformerConfig:
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 256
+    n_heads: int = 8
+    d_ff: int = 1024
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    dropout: float = 0.1
+    max_len: int = 256  # longest sequence (in pieces, incl. <s>/</s>) the positional table covers
+    pad_id: int = 0
+    bos_id: int = 2
+    eos_id: int = 3
+    tie_target_embeddings: bool = True  # Section 3.4: decoder input embedding shares weights with the output layer
+
+    def __post_init__(self):
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Masks. Convention everywhere: a boolean tensor, True where a query MAY attend to a key, broadcastable to
+# (batch, heads, queries, keys). This is also what scaled_dot_product_attention expects of a boolean mask.
+
+
+def padding_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """(batch, len) token ids -> (batch, 1, 1, len): keys that are real tokens, not padding."""
+    return (ids != pad_id)[:, None, None, :]
+
+
+def subsequent_mask(size: int, device=None) -> torch.Tensor:
+    """(1, 1, size, size) lower-triangular mask: position i may attend to positions <= i (Section 3.2.3)."""
+    return torch.ones(size, size, dtype=torch.bool, device=device).tril()[None, None]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Section 3.5: positional encoding.
+
+
+def sinusoidal_positional_encoding(length: int, d_model: int) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). -> (length, d_model)"""
+    position = torch.arange(length, dtype=torch.float64)[:, None]
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model/2)
+    pe = torch.zeros(length, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return pe.float()
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the fixed sinusoidal table to the (already scaled) embeddings, then dropout."""
+
+    def __init__(self, d_model: int, max_len: int, dropout: float):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        # A buffer, not a parameter: the paper's encoding is fixed. Not saved: it is recomputed from the formula.
+        self.register_buffer("table", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        length = x.size(1)
+        if length > self.table.size(0):
+            raise ValueError(f"sequence of {length} positions is longer than the model's limit of {self.table.size(0)}")
+        return self.dropout(x + self.table[:length])
+
+
+class Embeddings(nn.Module):
+    """Section 3.4: token embedding multiplied by sqrt(d_model)."""
+
+    def __init__(self, vocab_size: int, d_model: int):
+        super().__init__()
+        self.lookup = nn.Embedding(vocab_size, d_model)
+        self.scale = math.sqrt(d_model)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lookup(ids) * self.scale
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Section 3.2: scaled dot-product attention and multi-head attention.
+
+
+@dataclass
+class AttentionOutput:
+    output: torch.Tensor  # (batch, queries, d_model)
+    weights: torch.Tensor | None = None  # (batch, heads, queries, keys), post-softmax
+    qkv: dict[str, torch.Tensor] | None = None  # "q": (batch, heads, queries, d_k); "k", "v": (batch, heads, keys, d_k)
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)."""
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float):
+        super().__init__()
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        # All heads' projections in one matrix each; head i owns columns [i*d_k, (i+1)*d_k).
+        self.w_q = nn.Linear(d_model, d_model)
+        self.w_k = nn.Linear(d_model, d_model)
+        self.w_v = nn.Linear(d_model, d_model)
+        self.w_o = nn.Linear(d_model, d_model)
+        self.dropout = dropout
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, _ = x.shape
+        return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)  # (batch, heads, length, d_k)
+
+    def forward(
+        self,
+        query: torch.Tensor,  # (batch, queries, d_model)
+        key_value: torch.Tensor,  # (batch, keys, d_model): the same tensor for self-attention, the encoder output for cross
+        mask: torch.Tensor | None,  # bool, True = may attend, broadcastable to (batch, heads, queries, keys)
+        need_weights: bool = False,
+        need_qkv: bool = False,
+        head_mask: torch.Tensor | None = None,  # (heads,) 1 keeps a head's output, 0 switches it off (ablation)
+        scale: bool = True,  # False drops the 1/sqrt(d_k): only for teaching what the scaling is for
+    ) -> AttentionOutput:
+        q = self.split_heads(self.w_q(query))
+        k = self.split_heads(self.w_k(key_value))
+        v = self.split_heads(self.w_v(key_value))
+        dropout_p = self.dropout if self.training else 0.0
+
+        weights = None
+        if need_weights or not scale:
+            scores = q @ k.transpose(-2, -1)  # (batch, heads, queries, keys)
+            if scale:
+                scores = scores / math.sqrt(self.d_k)
+            if mask is not None:
+                # exp(-inf) = 0, so a masked key gets exactly zero weight, not merely a small one.
+                scores = scores.masked_fill(~mask, float("-inf"))
+            weights = scores.softmax(dim=-1)
+            heads = F.dropout(weights, dropout_p, self.training) @ v
+        else:
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        # heads: (batch, heads, queries, d_k)
+
+        if head_mask is not None:
+            heads = heads * head_mask.to(heads.dtype).view(1, -1, 1, 1)
+        batch, _, n_queries, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(batch, n_queries, self.n_heads * self.d_k)
+        qkv = {"q": q, "k": k, "v": v} if need_qkv else None
+        return AttentionOutput(self.w_o(concat), weights if need_weights else None, qkv)
+
+
+class PositionwiseFeedForward(nn.Module):
+    """Section 3.3: FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to each position separately."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float):
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w_2(self.dropout(F.relu(self.w_1(x))))
+
+
+class SublayerConnection(nn.Module):
+    """Section 3.1 / 5.4: LayerNorm(x + Dropout(Sublayer(x))), the paper's post-norm residual."""
+
+    def __init__(self, d_model: int, dropout: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, sublayer_output: torch.Tensor) -> torch.Tensor:
+        return self.norm(x + self.dropout(sublayer_output))
+
+
+@dataclass
+class AttentionOptions:
+    """What to ask of every attention layer of one kind: record weights/QKV, switch heads off, drop the scaling."""
+
+    need_weights: bool = False
+    need_qkv: bool = False
+    head_mask: torch.Tensor | None = None  # (layers, heads) of 0/1 for this attention kind
+    scale: bool = True
+
+    def for_layer(self, i: int) -> dict:
+        return dict(
+            need_weights=self.need_weights,
+            need_qkv=self.need_qkv,
+            head_mask=None if self.head_mask is None else self.head_mask[i],
+            scale=self.scale,
+        )
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.sublayer_attention = SublayerConnection(cfg.d_model, cfg.dropout)
+        self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout)
+
+    def forward(self, x, src_mask, **attention_kwargs) -> tuple[torch.Tensor, AttentionOutput]:
+        attn = self.self_attention(x, x, src_mask, **attention_kwargs)
+        x = self.sublayer_attention(x, attn.output)
+        x = self.sublayer_ffn(x, self.feed_forward(x))
+        return x, attn
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.sublayer_self = SublayerConnection(cfg.d_model, cfg.dropout)
+        self.sublayer_cross = SublayerConnection(cfg.d_model, cfg.dropout)
+        self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout)
+
+    def forward(self, y, memory, tgt_mask, src_mask, self_kwargs: dict, cross_kwargs: dict):
+        self_attn = self.self_attention(y, y, tgt_mask, **self_kwargs)
+        y = self.sublayer_self(y, self_attn.output)
+        # Queries come from the decoder, keys and values from the encoder output ("memory").
+        cross_attn = self.cross_attention(y, memory, src_mask, **cross_kwargs)
+        y = self.sublayer_cross(y, cross_attn.output)
+        y = self.sublayer_ffn(y, self.feed_forward(y))
+        return y, self_attn, cross_attn
+
+
+@dataclass
+class EncoderOutput:
+    memory: torch.Tensor  # (batch, src, d_model)
+    src_mask: torch.Tensor  # (batch, 1, 1, src)
+    attention: torch.Tensor | None = None  # (batch, layers, heads, src, src)
+    qkv: dict[str, torch.Tensor] | None = None  # each (batch, layers, heads, src, d_k)
+
+
+@dataclass
+class DecoderOutput:
+    logits: torch.Tensor  # (batch, tgt, tgt_vocab)
+    self_attention: torch.Tensor | None = None  # (batch, layers, heads, tgt, tgt)
+    cross_attention: torch.Tensor | None = None  # (batch, layers, heads, tgt, src)
+    self_qkv: dict[str, torch.Tensor] | None = None  # each (batch, layers, heads, n, d_k)
+    cross_qkv: dict[str, torch.Tensor] | None = None  # q: (batch, layers, heads, tgt, d_k); k, v: (..., src, d_k)
+
+
+def _stack(per_layer: list[AttentionOutput]) -> tuple[torch.Tensor | None, dict | None]:
+    weights = None
+    if per_layer[0].weights is not None:
+        weights = torch.stack([a.weights for a in per_layer], dim=1)
+    qkv = None
+    if per_layer[0].qkv is not None:
+        qkv = {name: torch.stack([a.qkv[name] for a in per_layer], dim=1) for name in ("q", "k", "v")}
+    return weights, qkv
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
+        self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
+        self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
+        self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
+        self._init_weights()
+        if cfg.tie_target_embeddings:
+            self.generator.weight = self.tgt_embed.lookup.weight
+
+    def _init_weights(self):
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        # Embeddings are multiplied by sqrt(d_model); a N(0, d_model^-1/2) start keeps them on the scale of the PE.
+        for emb in (self.src_embed.lookup, self.tgt_embed.lookup):
+            nn.init.normal_(emb.weight, mean=0.0, std=self.cfg.d_model**-0.5)
+
+    def encode(self, src: torch.Tensor, options: AttentionOptions | None = None) -> EncoderOutput:
+        """src: (batch, src) ids ending in </s>, padded with pad_id."""
+        options = options or AttentionOptions()
+        src_mask = padding_mask(src, self.cfg.pad_id)
+        x = self.positional(self.src_embed(src))
+        per_layer = []
+        for i, layer in enumerate(self.encoder_layers):
+            x, attn = layer(x, src_mask, **options.for_layer(i))
+            per_layer.append(attn)
+        weights, qkv = _stack(per_layer)
+        return EncoderOutput(x, src_mask, weights, qkv)
+
+    def decode(
+        self,
+        tgt_in: torch.Tensor,
+        encoded: EncoderOutput,
+        self_options: AttentionOptions | None = None,
+        cross_options: AttentionOptions | None = None,
+    ) -> DecoderOutput:
+        """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1."""
+        self_options = self_options or AttentionOptions()
+        cross_options = cross_options or AttentionOptions()
+        # Decoder self-attention uses both masks: no future positions, no padding.
+        tgt_mask = subsequent_mask(tgt_in.size(1), tgt_in.device) & padding_mask(tgt_in, self.cfg.pad_id)
+        y = self.positional(self.tgt_embed(tgt_in))
+        self_layers, cross_layers = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            y, self_attn, cross_attn = layer(
+                y, encoded.memory, tgt_mask, encoded.src_mask, self_options.for_layer(i), cross_options.for_layer(i)
+            )
+            self_layers.append(self_attn)
+            cross_layers.append(cross_attn)
+        self_weights, self_qkv = _stack(self_layers)
+        cross_weights, cross_qkv = _stack(cross_layers)
+        return DecoderOutput(self.generator(y), self_weights, cross_weights, self_qkv, cross_qkv)
+
+    def forward(
+        self,
+        src: torch.Tensor,
+        tgt_in: torch.Tensor,
+        need_weights: bool = False,
+        need_qkv: bool = False,
+        head_mask: dict[str, torch.Tensor] | None = None,
+    ) -> tuple[EncoderOutput, DecoderOutput]:
+        """Teacher-forced pass. head_mask maps an attention kind ("encoder_self", "decoder_self", "cross") to a
+        (layers, heads) 0/1 tensor; heads set to 0 have their output zeroed before W^O."""
+        head_mask = head_mask or {}
+        opts = {
+            kind: AttentionOptions(need_weights, need_qkv, head_mask.get(kind)) for kind in ATTENTION_KINDS
+        }
+        encoded = self.encode(src, opts["encoder_self"])
+        return encoded, self.decode(tgt_in, encoded, opts["decoder_self"], opts["cross"])
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

@@ -1,0 +1,54 @@
+"""Translate sentences with a checkpoint.
+
+    python -m model.translate --checkpoint checkpoints/en-zh "Tom is reading a book."
+    python -m model.translate --checkpoint checkpoints/en-zh --input in.txt --output out.txt --beam 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .checkpoint import CheckpointError, load_checkpoint
+from .evaluate import translate_corpus
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", type=Path, default=Path("checkpoints/en-zh"))
+    p.add_argument("sentences", nargs="*", help="sentences to translate")
+    p.add_argument("--input", type=Path, help="a file of sentences, one per line")
+    p.add_argument("--output", type=Path, help="write translations here, one per line (default: stdout)")
+    p.add_argument("--beam", type=int, default=1, help="beam size; 1 = greedy")
+    p.add_argument("--length-penalty", type=float, default=0.6)
+    p.add_argument("--batch-size", type=int, default=64)
+    args = p.parse_args(argv)
+
+    sentences = list(args.sentences)
+    if args.input:
+        sentences += args.input.read_text(encoding="utf-8").splitlines()
+    if not sentences:
+        p.error("give sentences as arguments or --input FILE")
+    try:
+        loaded = load_checkpoint(args.checkpoint)
+    except CheckpointError as e:
+        sys.exit(f"error: {e}")
+    # Blank lines stay blank so output lines match input lines.
+    todo = [i for i, s in enumerate(sentences) if s.strip()]
+    outputs = [""] * len(sentences)
+    translated = translate_corpus(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [sentences[i].strip() for i in todo],
+        args.beam, args.length_penalty, args.batch_size, progress=args.input is not None,
+    )
+    for i, t in zip(todo, translated):
+        outputs[i] = t
+    text = "\n".join(outputs) + "\n"
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

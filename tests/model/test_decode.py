@@ -1,0 +1,111 @@
+"""Decoding: greedy = beam 1, the returned attention is what the model computed, overfitting a few pairs."""
+
+import numpy as np
+import pytest
+import torch
+
+from model.decode import beam_search, encode_source, greedy_batch, translate
+from model.tokenizer import BOS_ID, EOS_ID
+from model.train import collate, loss_fn
+from model.transformer import Transformer
+
+from ..conftest import TINY_PAIRS, tiny_config
+
+
+@pytest.fixture(scope="module")
+def overfit_model(tiny_tokenizers):
+    """A tiny model trained until it reproduces the tiny corpus."""
+    source, target = tiny_tokenizers
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(source, target, d_model=64, d_ff=128))
+    data = [(source.encode(s), target.encode(t)) for s, t in TINY_PAIRS]
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    src, tgt_in, tgt_out = collate(data)
+    model.train()
+    for _ in range(300):
+        loss = loss_fn(model(src, tgt_in)[1].logits, tgt_out, 0.0)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def test_tiny_model_overfits_and_reproduces_its_pairs_exactly(overfit_model, tiny_tokenizers):
+    source, target = tiny_tokenizers
+    sources = [encode_source(source, s, overfit_model.cfg.max_len)[0] for s, _ in TINY_PAIRS]
+    outputs = [target.decode(o) for o in greedy_batch(overfit_model, sources)]
+    assert outputs == [t for _, t in TINY_PAIRS]
+    for s, t in TINY_PAIRS[:5]:
+        assert translate(overfit_model, source, target, s, beam_size=3).target_text == t
+
+
+def test_beam_of_one_is_greedy(tiny_model, tiny_tokenizers):
+    source, _ = tiny_tokenizers
+    for sentence, _ in TINY_PAIRS[:6]:
+        ids = encode_source(source, sentence, tiny_model.cfg.max_len)[0]
+        greedy = greedy_batch(tiny_model, [ids])[0]
+        best = beam_search(tiny_model, ids, beam_size=1)[0]
+        assert [t for t in best.tokens if t != EOS_ID] == greedy
+
+
+def test_wider_beam_never_scores_worse_than_greedy_here(overfit_model, tiny_tokenizers):
+    source, target = tiny_tokenizers
+    for sentence, _ in TINY_PAIRS[:4]:
+        ids = encode_source(source, sentence, overfit_model.cfg.max_len)[0]
+        greedy = beam_search(overfit_model, ids, beam_size=1)[0]
+        beam = beam_search(overfit_model, ids, beam_size=4, length_penalty=0.0)[0]
+        assert beam.log_prob >= greedy.log_prob - 1e-5
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_returned_attention_is_what_the_model_computed(overfit_model, tiny_tokenizers, beam_size):
+    """A teacher-forced pass over the chosen output reproduces the attention and probabilities decoding returned."""
+    source, target = tiny_tokenizers
+    result = translate(overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size)
+    src = torch.tensor([result.source_ids])
+    tgt_in = torch.tensor([[BOS_ID] + result.target_ids[:-1]])
+    with torch.no_grad():
+        encoded, decoded = overfit_model(src, tgt_in, need_weights=True, need_qkv=True)
+    np.testing.assert_allclose(result.encoder_self_attention, encoded.attention[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.decoder_self_attention, decoded.self_attention[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.cross_attention, decoded.cross_attention[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.qkv["cross"]["q"], decoded.cross_qkv["q"][0].numpy(), atol=1e-5)
+    probs = decoded.logits[0].softmax(-1)
+    chosen = probs[torch.arange(len(result.target_ids)), torch.tensor(result.target_ids)]
+    np.testing.assert_allclose(result.token_probs, chosen.numpy(), atol=1e-5)
+
+
+def test_translation_axes_match_attention_shapes(tiny_model, tiny_tokenizers):
+    result = translate(tiny_model, *tiny_tokenizers, "I like tea.")
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        queries, keys = result.axis_pieces(kind)
+        assert result.attention(kind).shape[-2:] == (len(queries), len(keys))
+    assert result.source_pieces[-1] == "</s>"
+    assert result.decoder_input_pieces[0] == "<s>"
+    assert len(result.token_probs) == len(result.target_pieces) == len(result.alternatives)
+    for prob, alts in zip(result.token_probs, result.alternatives):
+        assert 0 < prob <= 1 and len(alts) == 5
+        assert alts[0][1] >= prob - 1e-6  # the top alternative is at least as likely as the chosen piece
+
+
+def test_long_input_is_truncated_and_flagged(tiny_model, tiny_tokenizers):
+    long_sentence = " ".join(["tea"] * 200)
+    result = translate(tiny_model, *tiny_tokenizers, long_sentence)
+    assert result.truncated
+    assert len(result.source_pieces) == tiny_model.cfg.max_len
+    assert not translate(tiny_model, *tiny_tokenizers, "I like tea.").truncated
+
+
+def test_unknown_characters_become_unknown_tokens_with_their_text(tiny_model, tiny_tokenizers):
+    result = translate(tiny_model, *tiny_tokenizers, "I like ß tea.")
+    assert "ß" in result.unknown_source_pieces
+
+
+def test_empty_input_is_an_error(tiny_model, tiny_tokenizers):
+    with pytest.raises(ValueError, match="empty"):
+        translate(tiny_model, *tiny_tokenizers, "   ")
+
+
+def test_decoding_never_runs_past_the_positional_table(tiny_model, tiny_tokenizers):
+    result = translate(tiny_model, *tiny_tokenizers, " ".join(["tea"] * 200), beam_size=2)
+    assert len(result.decoder_input_pieces) <= tiny_model.cfg.max_len
