@@ -1,0 +1,1 @@
+"""Figure builders: plain arrays and token lists in, Plotly figures out. No Streamlit, no model calls."""

@@ -1,0 +1,181 @@
+"""Attention heatmaps: one head in detail, and every layer x head as a grid of thumbnails.
+
+Pure functions: token lists and numpy arrays in, Plotly figures out. Rows are queries, columns are keys.
+Axes are integer positions with the tokens as tick text, so a token that occurs twice keeps two rows.
+Every piece of user text is HTML-escaped before Plotly sees it (Plotly renders a subset of HTML in labels).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+COLORSCALE = "Blues"
+MASKED_COLOR = "#c9c9c9"
+
+
+def escape(tokens: list[str]) -> list[str]:
+    return [html.escape(t, quote=False) for t in tokens]
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """True where a decoder query may NOT look: keys after the query (the upper triangle)."""
+    return np.triu(np.ones((n, n), dtype=bool), k=1)
+
+
+def mean_over_heads(attention: np.ndarray) -> np.ndarray:
+    """(heads, queries, keys) -> (queries, keys). Each row still sums to 1."""
+    return attention.mean(axis=0)
+
+
+def attention_heatmap(
+    weights: np.ndarray,
+    query_tokens: list[str],
+    key_tokens: list[str],
+    query_axis: str,
+    key_axis: str,
+    title: str = "",
+    masked: np.ndarray | None = None,
+    masked_label: str = "masked",
+    predicted_tokens: list[str] | None = None,
+    predicted_label: str = "predicts",
+    show_values: bool | None = None,
+) -> go.Figure:
+    """One (queries, keys) attention matrix.
+
+    masked: boolean (queries, keys), True where the model was not allowed to look. Those cells are drawn in a
+    separate grey trace (not as a low value on the colour scale) and say "masked" on hover.
+    predicted_tokens: for decoder queries, the token each position predicted, shown on hover.
+    """
+    weights = np.asarray(weights, dtype=float)
+    n_q, n_k = weights.shape
+    if (n_q, n_k) != (len(query_tokens), len(key_tokens)):
+        raise ValueError(f"weights are {n_q}x{n_k} but there are {len(query_tokens)} query and {len(key_tokens)} key tokens")
+    q_text, k_text = escape(query_tokens), escape(key_tokens)
+    pred_text = escape(predicted_tokens) if predicted_tokens is not None else None
+
+    # Hover text per cell: query token, key token (and what the query position predicted).
+    custom = np.empty((n_q, n_k, 3), dtype=object)
+    for i in range(n_q):
+        for j in range(n_k):
+            custom[i, j] = (q_text[i], k_text[j], pred_text[i] if pred_text else "")
+    pred_line = f"<br>{predicted_label}: %{{customdata[2]}}" if pred_text else ""
+    hover = (
+        f"{query_axis}: %{{y}} %{{customdata[0]}}{pred_line}<br>{key_axis}: %{{x}} %{{customdata[1]}}"
+        "<br>weight: %{z:.4f}<extra></extra>"
+    )
+    shown = weights.copy()
+    if masked is not None:
+        shown[masked] = np.nan
+    if show_values is None:
+        show_values = max(n_q, n_k) <= 14
+    fig = go.Figure(
+        go.Heatmap(
+            z=shown,
+            x=list(range(n_k)),
+            y=list(range(n_q)),
+            customdata=custom,
+            hovertemplate=hover,
+            colorscale=COLORSCALE,
+            zmin=0.0,
+            zmax=1.0,
+            colorbar=dict(title="weight", thickness=12),
+            texttemplate="%{z:.2f}" if show_values else None,
+            textfont=dict(size=9),
+            xgap=1,
+            ygap=1,
+            name="attention",
+        )
+    )
+    if masked is not None and masked.any():
+        fig.add_trace(
+            go.Heatmap(
+                z=np.where(masked, 1.0, np.nan),
+                x=list(range(n_k)),
+                y=list(range(n_q)),
+                customdata=custom,
+                colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]],
+                showscale=False,
+                hovertemplate=(
+                    f"{query_axis}: %{{y}} %{{customdata[0]}}<br>{key_axis}: %{{x}} %{{customdata[1]}}"
+                    f"<br>{masked_label}<extra></extra>"
+                ),
+                texttemplate="×" if show_values else None,
+                xgap=1,
+                ygap=1,
+                name="masked",
+            )
+        )
+    fig.update_layout(
+        title=dict(text=html.escape(title, quote=False)) if title else None,
+        xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
+                   tickangle=-45 if n_k > 8 else 0),
+        yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
+                   autorange="reversed"),
+        height=max(320, 60 + 26 * n_q),
+        margin=dict(l=10, r=10, t=90 if title else 60, b=10),
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+def attention_grid(
+    attention: np.ndarray,
+    title: str = "",
+    masked: np.ndarray | None = None,
+    layer_label: str = "layer",
+    head_label: str = "head",
+    highlight: tuple[int, int] | None = None,
+) -> go.Figure:
+    """(layers, heads, queries, keys) -> a layers x heads grid of small heatmaps, one per head.
+
+    Layers and heads are numbered from 1 in titles, as in the selectors. highlight=(layer, head), 0-based,
+    outlines the head shown in detail."""
+    attention = np.asarray(attention, dtype=float)
+    n_layers, n_heads = attention.shape[:2]
+    fig = make_subplots(
+        rows=n_layers,
+        cols=n_heads,
+        horizontal_spacing=0.01,
+        vertical_spacing=0.03,
+        subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(n_layers) for h in range(n_heads)],
+    )
+    for l in range(n_layers):
+        for h in range(n_heads):
+            z = attention[l, h].copy()
+            if masked is not None:
+                z[masked] = np.nan
+            fig.add_trace(
+                go.Heatmap(
+                    z=z,
+                    colorscale=COLORSCALE,
+                    zmin=0.0,
+                    zmax=1.0,
+                    showscale=False,
+                    hovertemplate=(
+                        f"{layer_label} {l + 1}, {head_label} {h + 1}<br>query %{{y}}, key %{{x}}: %{{z:.3f}}<extra></extra>"
+                    ),
+                ),
+                row=l + 1,
+                col=h + 1,
+            )
+    fig.update_xaxes(showticklabels=False, ticks="")
+    fig.update_yaxes(showticklabels=False, ticks="", autorange="reversed")
+    fig.update_annotations(font_size=10)
+    if highlight is not None:
+        l, h = highlight
+        index = l * n_heads + h + 1
+        xref = "x domain" if index == 1 else f"x{index} domain"
+        yref = "y domain" if index == 1 else f"y{index} domain"
+        fig.add_shape(type="rect", xref=xref, yref=yref, x0=-0.04, x1=1.04, y0=-0.04, y1=1.04,
+                      line=dict(color="#d62728", width=3))
+    fig.update_layout(
+        title=dict(text=html.escape(title, quote=False)) if title else None,
+        height=90 * n_layers + 80,
+        margin=dict(l=10, r=10, t=70 if title else 30, b=10),
+        plot_bgcolor=MASKED_COLOR if masked is not None else "white",
+    )
+    return fig

@@ -1,0 +1,101 @@
+"""Scaled dot-product attention for one query of one head, one step at a time, in the order of the paper's
+equation: Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .softmax import softmax
+
+
+@dataclass
+class AttentionSteps:
+    q: np.ndarray  # (d_k,)
+    k: np.ndarray  # (keys, d_k)
+    v: np.ndarray  # (keys, d_k)
+    scores: np.ndarray  # (keys,) q·k
+    scaled: np.ndarray  # (keys,) q·k / sqrt(d_k)
+    masked: np.ndarray  # (keys,) bool, True where the query may not look
+    weights: np.ndarray  # (keys,) softmax of the scaled, masked scores
+    output: np.ndarray  # (d_k,) sum_j weights_j v_j
+
+    @property
+    def d_k(self) -> int:
+        return self.q.shape[0]
+
+
+def attention_steps(q: np.ndarray, k: np.ndarray, v: np.ndarray, masked: np.ndarray | None = None) -> AttentionSteps:
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    masked = np.zeros(k.shape[0], dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
+    scores = k @ q
+    scaled = scores / np.sqrt(q.shape[0])
+    weights = softmax(scaled, masked)
+    return AttentionSteps(q, k, v, scores, scaled, masked, weights, weights @ v)
+
+
+def steps_table(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> pd.DataFrame:
+    """One row per key: the score, the scaled score, whether it is masked, and the softmax weight."""
+    return pd.DataFrame(
+        {
+            labels["key"]: key_tokens,
+            labels["scores"]: np.round(steps.scores, 4),
+            labels["scaled"]: np.round(steps.scaled, 4),
+            labels["mask"]: [labels["masked"] if m else "" for m in steps.masked],
+            labels["weights"]: np.round(steps.weights, 4),
+        }
+    )
+
+
+def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str], labels: dict) -> go.Figure:
+    """q (1 x d_k), K and V (keys x d_k) of one head, side by side."""
+    keys = [html.escape(t, quote=False) for t in key_tokens]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[labels["q"], labels["k"], labels["v"]],
+                        row_heights=[1.0], horizontal_spacing=0.06)
+    limit = float(max(np.abs(steps.k).max(), np.abs(steps.q).max(), np.abs(steps.v).max(), 1e-6))
+    for col, (z, rows) in enumerate(((steps.q[None, :], [html.escape(query_token, quote=False)]),
+                                     (steps.k, keys), (steps.v, keys)), start=1):
+        fig.add_trace(
+            go.Heatmap(z=z, y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit,
+                       showscale=col == 3, customdata=[[r] * z.shape[1] for r in rows],
+                       hovertemplate="%{customdata}<br>dim %{x}: %{z:.3f}<extra></extra>"),
+            row=1, col=col,
+        )
+        fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed",
+                         row=1, col=col)
+        fig.update_xaxes(title_text="d_k", row=1, col=col)
+    fig.update_layout(height=max(260, 80 + 24 * len(key_tokens)), margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def steps_figure(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> go.Figure:
+    """Three panels over the keys: q·k, then divided by sqrt(d_k) (masked keys marked), then the softmax."""
+    x = list(range(len(key_tokens)))
+    ticks = [html.escape(t, quote=False) for t in key_tokens]
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[labels["scores"], labels["scaled"], labels["weights"]])
+    fig.add_trace(go.Bar(x=x, y=steps.scores, marker_color="#7f7f7f", name=labels["scores"]), row=1, col=1)
+    colors = ["#c9c9c9" if m else "#1f77b4" for m in steps.masked]
+    fig.add_trace(go.Bar(x=x, y=np.where(steps.masked, 0.0, steps.scaled), marker_color=colors,
+                         name=labels["scaled"],
+                         text=[labels["masked"] if m else "" for m in steps.masked], textposition="outside"),
+                  row=2, col=1)
+    fig.add_trace(go.Bar(x=x, y=steps.weights, marker_color="#2ca02c", name=labels["weights"]), row=3, col=1)
+    fig.update_yaxes(range=[0, 1], row=3, col=1)
+    fig.update_xaxes(tickmode="array", tickvals=x, ticktext=ticks, row=3, col=1)
+    fig.update_layout(height=560, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
+    """The head's output for this query, sum_j w_j v_j, as a 1 x d_k strip."""
+    fig = go.Figure(go.Heatmap(z=steps.output[None, :], colorscale="RdBu", zmid=0,
+                               hovertemplate="dim %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_layout(title=labels["output"], height=160, yaxis=dict(showticklabels=False),
+                      xaxis_title="d_k", margin=dict(l=10, r=10, t=40, b=10))
+    return fig

@@ -1,0 +1,264 @@
+"""Every string the app shows, in English and Chinese. Keys are the same in both languages (a test checks)."""
+
+from __future__ import annotations
+
+LANGUAGES = {"en": "English", "zh": "中文"}
+
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Attention explorer: a trained translation Transformer",
+        "subtitle": "Type an English sentence. A real encoder–decoder Transformer (6 encoder + 6 decoder layers, "
+        "8 heads, as in *Attention Is All You Need*) translates it, and every attention map below is the one the "
+        "model computed while producing this translation.",
+        "interface_language": "Interface language",
+        "checkpoint": "Checkpoint",
+        "no_checkpoints": "No checkpoint found under `{root}`. Train one with `python -m model.train` "
+        "(see the README).",
+        "checkpoint_error": "This checkpoint cannot be loaded: {error}",
+        "examples": "Example sentences",
+        "example_placeholder": "(pick an example)",
+        "sentence": "English sentence",
+        "sentence_help": "Press Enter to translate.",
+        "decoding": "Decoding",
+        "greedy": "Greedy",
+        "beam": "Beam search",
+        "beam_size": "Beam size",
+        "view": "View",
+        "layer": "Layer",
+        "head": "Head",
+        "mean_heads": "mean over heads",
+        "query_token": "Query token (for the step-by-step and √d_k views)",
+        "empty_input": "Please type a sentence to translate: the input is empty.",
+        "truncated": "The sentence is longer than this model's limit of {limit} pieces; only the first {kept} "
+        "pieces were translated.",
+        "unknown": "The tokenizer does not know these characters; the model sees each as the unknown token "
+        "`<unk>`: {chars}",
+        "unfinished": "Decoding stopped at the length limit before the model produced the end-of-sentence token.",
+        "translation": "Translation",
+        "source_pieces": "Source pieces (SentencePiece)",
+        "target_pieces": "Target pieces",
+        "token_table_help": "Each output piece with the probability the model gave it when it was chosen, and the "
+        "five pieces it rated most likely at that step.",
+        "col_position": "position",
+        "col_piece": "piece",
+        "col_probability": "probability",
+        "col_alternatives": "top alternatives",
+        "tab_encoder": "Encoder self-attention",
+        "tab_decoder": "Masked decoder self-attention",
+        "tab_cross": "Cross-attention",
+        "tab_positional": "Positional encoding",
+        "tab_softmax": "Softmax and √d_k",
+        "tab_steps": "Step by step",
+        "encoder_query": "encoder position (query)",
+        "encoder_key": "encoder position (key)",
+        "decoder_query": "decoder position (query)",
+        "decoder_key": "decoder position (key)",
+        "masked_cell": "masked: a future position, invisible to this query",
+        "predicts": "predicts",
+        "heatmap_title": "{kind} · layer {layer} · {head}",
+        "head_n": "head {n}",
+        "grid_title": "All layers × heads (rows: layers 1–{layers}, columns: heads 1–{heads})",
+        "grid_help": "Each thumbnail is one head, with the same axes as the large map. The red frame marks the "
+        "head shown above. Pick another with the Layer and Head selectors in the sidebar.",
+        "download_csv": "Download this attention as CSV",
+        "explain_encoder": "Every source piece builds its new representation as a weighted average of all source "
+        "pieces (values V), with weights from how well its query Q matches each key K. Row i shows where piece i "
+        "looks; every row sums to 1. Nothing is hidden from the encoder: it sees the whole sentence at once. "
+        "Only padding would be masked, and a single sentence has none.",
+        "explain_decoder": "The decoder writes the translation one piece at a time, so while training it must not "
+        "peek at pieces it has not produced yet. The causal mask sets the score of every later position to −∞ "
+        "before the softmax, so those weights are exactly 0 (grey cells). Row t belongs to the decoder input at "
+        "position t (it starts with <s>) and is the state that predicts output piece t; hover a cell to see which.",
+        "explain_cross": "Here the queries come from the decoder and the keys and values from the encoder's output. "
+        "Row t shows which source pieces the decoder consulted while predicting output piece t. In some heads "
+        "this looks like a word alignment; in others it does not: attention is a routing of information, not an "
+        "explanation by itself.",
+        "explain_multihead": "Why several heads? Each head has its own projections W_Q, W_K, W_V into a smaller "
+        "space (d_k = d_model / h), so different heads can follow different relations at the same cost as one "
+        "big head. Their outputs are concatenated and mixed by W_O.",
+        "pe_length": "Number of positions",
+        "pe_dims": "Dimensions to plot",
+        "pe_heatmap_title": "PE matrix for d_model = {d_model}: positions × dimensions",
+        "pe_curves_title": "PE against position for chosen dimensions",
+        "pe_similarity_title": "Dot product PE(p) · PE(q) between positions",
+        "position": "position",
+        "dimension": "dimension",
+        "explain_positional": "Attention itself is blind to order: shuffle the input pieces and each output is the "
+        "same weighted average, only shuffled. The paper therefore adds a fixed vector to each embedding: "
+        "PE(pos, 2i) = sin(pos / 10000^(2i/d_model)) and PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). "
+        "Low dimensions oscillate fast, high ones slowly, so each position gets a distinct pattern of values, "
+        "like the hands of a clock turning at different speeds.",
+        "explain_similarity": "The dot product of two encodings depends only on how far apart the positions are, "
+        "and it is largest on the diagonal. A linear map of PE(pos) gives PE(pos + k), which makes relative "
+        "offsets easy for attention to pick up.",
+        "variance_title": "Variance of q·k grows with d_k",
+        "variance_y": "variance",
+        "theory": "theory: d_k",
+        "unscaled": "without ÷√d_k",
+        "scaled": "with ÷√d_k",
+        "softmax_pair_title": "Softmax of the same random scores (d_k = {d_k})",
+        "key": "key",
+        "weight": "weight",
+        "saturation_title": "Softmax saturation over {n_keys} keys as d_k grows",
+        "max_weight": "largest weight",
+        "entropy": "entropy (nats)",
+        "gradient_norm": "softmax gradient norm",
+        "d_k_slider": "d_k for the random example",
+        "model_scaling_title": "This model, layer {layer}, head {head}, query “{token}”: weights with and "
+        "without ÷√d_k (d_k = {d_k})",
+        "explain_scaling": "If the entries of q and k have mean 0 and variance 1, their dot product is a sum of d_k "
+        "terms and has variance d_k. With d_k = 64, scores spread over about ±8 and softmax turns them into "
+        "nearly one-hot weights: one key takes almost everything and the gradient through softmax is almost 0, "
+        "so learning stalls. Dividing by √d_k brings the variance back to 1 for any d_k.",
+        "explain_model_scaling": "Below are the model's real query and key vectors for the chosen head. The blue "
+        "bars are the weights the model actually used; the red bars show what the same head would give without "
+        "the scaling (a what-if: the model was trained with it).",
+        "qkv_title": "Q, K and V of layer {layer}, head {head}",
+        "q": "q (this query)",
+        "k": "K (every key)",
+        "v": "V (every value)",
+        "scores": "1. scores q·kⱼ",
+        "scaled_scores": "2. scaled q·kⱼ / √d_k, then mask",
+        "weights": "3. softmax weights",
+        "output": "4. output Σⱼ wⱼ vⱼ (this head, this query)",
+        "mask_col": "mask",
+        "masked": "masked (−∞)",
+        "steps_kind": "Attention type",
+        "steps_matches": "Check: these weights equal row “{token}” of the model's attention map "
+        "(largest difference {diff:.1e}).",
+        "explain_steps": "Q, K and V are not given with the input: each is the input multiplied by its own learned "
+        "matrix. The query asks “what am I looking for?”, each key says “what do I offer?”, and each value is "
+        "what gets passed on if the key is chosen. Scores are query·key, scaled by √d_k, masked, turned into "
+        "weights by softmax, and the output is the weighted sum of the values.",
+        "mean_note": "Mean over heads: the average of the {heads} heads' maps (the model itself concatenates the "
+        "heads' outputs, it never averages their weights).",
+    },
+    "zh": {
+        "title": "注意力探索器：一个训练好的翻译 Transformer",
+        "subtitle": "输入一句英文。一个真实的编码器–解码器 Transformer（6 层编码器 + 6 层解码器，8 个头，"
+        "与《Attention Is All You Need》相同）会翻译它；下面的每一张注意力图，都是模型在生成这条译文时实际算出的。",
+        "interface_language": "界面语言",
+        "checkpoint": "模型检查点",
+        "no_checkpoints": "在 `{root}` 下没有找到检查点。请用 `python -m model.train` 训练一个（见 README）。",
+        "checkpoint_error": "无法加载这个检查点：{error}",
+        "examples": "示例句子",
+        "example_placeholder": "（选择一个示例）",
+        "sentence": "英文句子",
+        "sentence_help": "按回车键翻译。",
+        "decoding": "解码方式",
+        "greedy": "贪心解码",
+        "beam": "束搜索",
+        "beam_size": "束宽",
+        "view": "视图",
+        "layer": "层",
+        "head": "头",
+        "mean_heads": "所有头的平均",
+        "query_token": "查询词元（用于“逐步计算”和“√d_k”视图）",
+        "empty_input": "请输入要翻译的句子：当前输入为空。",
+        "truncated": "句子超过了模型的长度上限（{limit} 个子词），只翻译了前 {kept} 个子词。",
+        "unknown": "分词器不认识这些字符，模型把它们都看作未知词元 `<unk>`：{chars}",
+        "unfinished": "解码在达到长度上限时停止，模型还没有生成句末标记。",
+        "translation": "译文",
+        "source_pieces": "源语言子词（SentencePiece）",
+        "target_pieces": "目标语言子词",
+        "token_table_help": "每个输出子词被选中时模型给出的概率，以及那一步模型认为最可能的五个候选。",
+        "col_position": "位置",
+        "col_piece": "子词",
+        "col_probability": "概率",
+        "col_alternatives": "最可能的候选",
+        "tab_encoder": "编码器自注意力",
+        "tab_decoder": "解码器掩码自注意力",
+        "tab_cross": "交叉注意力",
+        "tab_positional": "位置编码",
+        "tab_softmax": "Softmax 与 √d_k",
+        "tab_steps": "逐步计算",
+        "encoder_query": "编码器位置（查询）",
+        "encoder_key": "编码器位置（键）",
+        "decoder_query": "解码器位置（查询）",
+        "decoder_key": "解码器位置（键）",
+        "masked_cell": "已遮挡：这是未来位置，当前查询看不到",
+        "predicts": "预测",
+        "heatmap_title": "{kind} · 第 {layer} 层 · {head}",
+        "head_n": "第 {n} 个头",
+        "grid_title": "所有层 × 所有头（行：第 1–{layers} 层，列：第 1–{heads} 个头）",
+        "grid_help": "每个小图是一个头，坐标轴与上面的大图相同。红框标出上方正在显示的头。"
+        "在侧边栏的“层”和“头”选择器中可以换成别的头。",
+        "download_csv": "下载当前注意力矩阵（CSV）",
+        "explain_encoder": "每个源语言子词的新表示，是所有源语言子词的值向量 V 的加权平均；权重取决于它的查询 Q "
+        "与每个键 K 的匹配程度。第 i 行表示第 i 个子词在看哪里，每一行的和都是 1。编码器能同时看到整句话，"
+        "不遮挡任何位置；只有填充位置才会被遮挡，而单个句子没有填充。",
+        "explain_decoder": "解码器一次只写出一个子词，所以训练时不能偷看还没生成的部分。因果掩码在 softmax 之前把"
+        "所有后面位置的分数设为 −∞，因此这些权重恰好为 0（灰色格子）。第 t 行对应解码器第 t 个输入"
+        "（从 <s> 开始），它负责预测第 t 个输出子词；把鼠标停在格子上即可看到预测的是哪一个。",
+        "explain_cross": "这里的查询来自解码器，键和值来自编码器的输出。第 t 行表示解码器在预测第 t 个输出子词时"
+        "参考了哪些源语言子词。有些头看起来像词对齐，有些则不像：注意力是在传递信息，它本身并不等于解释。",
+        "explain_multihead": "为什么要多个头？每个头都有自己的投影矩阵 W_Q、W_K、W_V，把输入映射到更小的子空间"
+        "（d_k = d_model / h），这样不同的头可以关注不同的关系，总计算量却和一个大头差不多。"
+        "各头的输出拼接起来，再由 W_O 融合。",
+        "pe_length": "位置数量",
+        "pe_dims": "要画的维度",
+        "pe_heatmap_title": "d_model = {d_model} 的位置编码矩阵：位置 × 维度",
+        "pe_curves_title": "所选维度上位置编码随位置的变化",
+        "pe_similarity_title": "位置之间的点积 PE(p) · PE(q)",
+        "position": "位置",
+        "dimension": "维度",
+        "explain_positional": "注意力本身不关心顺序：把输入子词打乱，每个输出还是同样的加权平均，只是顺序也跟着乱了。"
+        "所以论文给每个词向量加上一个固定的向量：PE(pos, 2i) = sin(pos / 10000^(2i/d_model))，"
+        "PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))。低维变化快、高维变化慢，"
+        "于是每个位置都有一组独特的数值，就像转速不同的几根钟表指针。",
+        "explain_similarity": "两个位置编码的点积只取决于两个位置相隔多远，并且在对角线上最大。"
+        "PE(pos + k) 可以由 PE(pos) 经线性变换得到，所以注意力很容易学会利用相对位置。",
+        "variance_title": "q·k 的方差随 d_k 增大",
+        "variance_y": "方差",
+        "theory": "理论值：d_k",
+        "unscaled": "不除以 √d_k",
+        "scaled": "除以 √d_k",
+        "softmax_pair_title": "同一组随机分数的 softmax（d_k = {d_k}）",
+        "key": "键",
+        "weight": "权重",
+        "saturation_title": "在 {n_keys} 个键上，softmax 随 d_k 增大而饱和",
+        "max_weight": "最大权重",
+        "entropy": "熵（奈特）",
+        "gradient_norm": "softmax 梯度范数",
+        "d_k_slider": "随机示例的 d_k",
+        "model_scaling_title": "本模型第 {layer} 层第 {head} 个头，查询“{token}”：除以与不除以 √d_k 的权重"
+        "（d_k = {d_k}）",
+        "explain_scaling": "如果 q 和 k 的各分量均值为 0、方差为 1，它们的点积是 d_k 项之和，方差就是 d_k。"
+        "当 d_k = 64 时，分数大约分布在 ±8 之间，softmax 会把它们变成几乎只有一个 1 的权重："
+        "一个键拿走几乎全部权重，经过 softmax 的梯度接近 0，模型就学不动了。"
+        "除以 √d_k 之后，无论 d_k 多大，方差都回到 1。",
+        "explain_model_scaling": "下面用的是所选头真实的查询向量和键向量。蓝色柱是模型实际使用的权重；"
+        "红色柱是同一个头如果不做缩放会得到的权重（这是假设情况：模型训练时是做了缩放的）。",
+        "qkv_title": "第 {layer} 层第 {head} 个头的 Q、K、V",
+        "q": "q（当前查询）",
+        "k": "K（所有键）",
+        "v": "V（所有值）",
+        "scores": "1. 分数 q·kⱼ",
+        "scaled_scores": "2. 缩放 q·kⱼ / √d_k，再加掩码",
+        "weights": "3. softmax 权重",
+        "output": "4. 输出 Σⱼ wⱼ vⱼ（这个头、这个查询）",
+        "mask_col": "掩码",
+        "masked": "已遮挡（−∞）",
+        "steps_kind": "注意力类型",
+        "steps_matches": "核对：这些权重与模型注意力图中“{token}”这一行相同（最大差值 {diff:.1e}）。",
+        "explain_steps": "Q、K、V 并不是输入自带的：它们分别是输入乘以各自可学习矩阵的结果。查询问“我在找什么？”，"
+        "键回答“我能提供什么？”，值则是被选中后真正传递出去的内容。分数等于查询·键，除以 √d_k，加上掩码，"
+        "经 softmax 变成权重，最后输出是值向量的加权和。",
+        "mean_note": "所有头的平均：{heads} 个头的注意力图的平均值（模型本身是把各头的输出拼接起来，"
+        "从不平均它们的权重）。",
+    },
+}
+
+
+def t(key: str, lang: str, **kwargs) -> str:
+    """The string for key in lang, formatted with kwargs."""
+    text = STRINGS[lang][key]
+    return text.format(**kwargs) if kwargs else text
+
+
+_MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$&:")
+
+
+def markdown_literal(text: str) -> str:
+    """Escape text so Streamlit's markdown shows it literally: no emphasis, links, HTML or LaTeX."""
+    return "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in text)
