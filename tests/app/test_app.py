@@ -1,0 +1,224 @@
+"""The Streamlit app, driven headless with Streamlit's AppTest (no browser)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from model import decode
+from model.checkpoint import load_checkpoint
+
+from ..conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
+    """A checkpoints/ folder with two tiny checkpoints, so the selector has a choice."""
+    root = tmp_path / "checkpoints"
+    shutil.copytree(tiny_checkpoint, root / "tiny-a")
+    shutil.copytree(tiny_checkpoint, root / "tiny-b")
+    monkeypatch.setenv("ATTENTION_EXPLORER_CHECKPOINTS", str(root))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    return root
+
+
+@pytest.fixture
+def translations(monkeypatch):
+    """Counts calls to the model's translate, to show what is cached."""
+    calls = []
+    real = decode.translate
+
+    def counting(*args, **kwargs):
+        calls.append(args[3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(decode, "translate", counting)
+    return calls
+
+
+def run_app(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    """Every Plotly chart on the page, by the key the app gave it, as Plotly JSON."""
+    return {_chart_key(element): json.loads(element.proto.spec) for element in at.get("plotly_chart")}
+
+
+def _chart_key(element) -> str:
+    # Streamlit's element id embeds the user key ("...-heatmap-cross"); keep the part after "$$ID-...-".
+    ident = element.proto.id
+    for key in ("heatmap-encoder_self", "heatmap-decoder_self", "heatmap-cross", "grid-encoder_self",
+                "grid-decoder_self", "grid-cross", "pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair",
+                "saturation", "model-scaling", "steps-vectors", "steps-bars", "steps-output"):
+        if ident.endswith(key):
+            return key
+    return ident
+
+
+def plotly_array(value) -> np.ndarray:
+    """Plotly JSON stores numpy arrays as {"dtype", "bdata" (base64), "shape"}; plain lists otherwise."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = [int(n) for n in str(value.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape).astype(float)
+    return np.array(value, dtype=float)
+
+
+def heat(spec: dict) -> np.ndarray:
+    return plotly_array(spec["data"][0]["z"])
+
+
+def test_default_page_renders_every_view(checkpoint_root):
+    at = run_app()
+    assert not at.exception
+    figs = figures(at)
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        assert f"heatmap-{kind}" in figs and f"grid-{kind}" in figs
+    for key in ("pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair", "saturation", "model-scaling",
+                "steps-vectors", "steps-bars", "steps-output"):
+        assert key in figs, key
+    assert at.markdown[0].value.startswith("### ")  # the translation
+    cross = figs["heatmap-cross"]["layout"]
+    assert cross["yaxis"]["title"]["text"] == "decoder position (query)"
+    assert cross["xaxis"]["title"]["text"] == "encoder position (key)"
+    assert cross["xaxis"]["ticktext"][-1] == "&lt;/s&gt;" and cross["yaxis"]["ticktext"][0] == "&lt;s&gt;"
+    decoder = figs["heatmap-decoder_self"]
+    assert any(trace.get("name") == "masked" for trace in decoder["data"])
+
+
+def test_heatmaps_show_the_models_attention(checkpoint_root, tiny_checkpoint):
+    at = run_app()
+    loaded = load_checkpoint(tiny_checkpoint)
+    expected = decode.translate(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, at.session_state["sentence"]
+    )
+    figs = figures(at)
+    np.testing.assert_allclose(heat(figs["heatmap-encoder_self"]), expected.encoder_self_attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(heat(figs["heatmap-cross"]), expected.cross_attention[0, 0], atol=1e-6)
+    shown = heat(figs["heatmap-decoder_self"])
+    future = np.triu(np.ones_like(shown, dtype=bool), 1)
+    assert np.isnan(shown[future]).all()
+    np.testing.assert_allclose(np.nansum(shown, axis=1), 1.0, atol=1e-5)
+
+
+def test_typing_a_sentence_updates_translation_and_all_three_maps(checkpoint_root):
+    at = run_app()
+    before = figures(at)
+    at.text_input(key="sentence").input("I like coffee.").run()
+    assert not at.exception
+    after = figures(at)
+    assert after["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"] != before["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"]
+    assert "▁coffee" in "".join(after["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]) or \
+        "coffee" in "".join(after["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        assert heat(after[f"heatmap-{kind}"]).shape != (0,)
+    assert at.query_params["s"] == "I like coffee."
+
+
+def test_switching_layer_and_head_changes_the_map_without_retranslating(checkpoint_root, translations):
+    at = run_app()
+    assert len(translations) == 1
+    first = heat(figures(at)["heatmap-cross"])
+    at.selectbox(key="head").select("3").run()
+    second = heat(figures(at)["heatmap-cross"])
+    at.selectbox(key="layer").select(2).run()
+    third = heat(figures(at)["heatmap-cross"])
+    assert not np.allclose(first, second) and not np.allclose(second, third)
+    assert len(translations) == 1  # one model run served every view
+    assert at.query_params["layer"] == "2" and at.query_params["head"] == "3"
+    at.selectbox(key="head").select("mean").run()
+    assert "mean" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+    assert len(translations) == 1
+
+
+def test_empty_input_gets_a_message(checkpoint_root):
+    at = run_app()
+    at.text_input(key="sentence").input("   ").run()
+    assert not at.exception
+    assert "empty" in at.warning[0].value
+
+
+def test_long_input_is_truncated_with_a_message(checkpoint_root):
+    at = run_app()
+    at.text_input(key="sentence").input(" ".join(["tea"] * 100)).run()
+    assert not at.exception
+    assert any("longer than this model's limit" in w.value for w in at.warning)
+
+
+def test_unknown_characters_are_named(checkpoint_root):
+    at = run_app()
+    at.text_input(key="sentence").input("I like ß tea.").run()
+    assert not at.exception
+    assert any("ß" in w.value for w in at.warning)
+
+
+def test_html_in_the_input_stays_literal_text(checkpoint_root):
+    at = run_app()
+    at.text_input(key="sentence").input('<script>alert("x")</script> <b>tea</b>').run()
+    assert not at.exception
+    for spec in figures(at).values():
+        assert "<script>" not in json.dumps(spec) and "<b>tea" not in json.dumps(spec)
+    assert "<script" not in at.markdown[0].value
+
+
+def test_language_switch_changes_the_labels(checkpoint_root):
+    at = run_app()
+    assert at.title[0].value.startswith("Attention explorer")
+    at.radio(key="lang").set_value("zh").run()
+    assert not at.exception
+    assert at.title[0].value.startswith("注意力探索器")
+    assert figures(at)["heatmap-cross"]["layout"]["yaxis"]["title"]["text"] == "解码器位置（查询）"
+    assert [tab.label for tab in at.tabs][:3] == ["编码器自注意力", "解码器掩码自注意力", "交叉注意力"]
+
+
+def test_a_shared_link_restores_sentence_layer_head_and_language(checkpoint_root):
+    at = run_app(s="Good morning.", layer="2", head="4", lang="zh")
+    assert not at.exception
+    assert at.session_state["sentence"] == "Good morning."
+    assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == "4"
+    assert at.title[0].value.startswith("注意力探索器")
+
+
+def test_every_checkpoint_folder_is_offered_and_switching_rerenders(checkpoint_root):
+    at = run_app()
+    box = at.selectbox(key="checkpoint")
+    assert [p.split("/")[-1] for p in box.options] == ["tiny-a", "tiny-b"]
+    box.select(str(checkpoint_root / "tiny-b")).run()
+    assert not at.exception and at.query_params["ckpt"].endswith("tiny-b")
+    assert "heatmap-cross" in figures(at)
+
+
+def test_beam_search_setting(checkpoint_root, translations):
+    at = run_app()
+    at.radio(key="decoding").set_value("beam").run()
+    assert not at.exception
+    assert at.slider(key="beam_size").value == 4 and at.query_params["beam"] == "4"
+    assert len(translations) == 2
+
+
+def test_a_broken_checkpoint_gets_a_message_not_a_traceback(checkpoint_root):
+    (checkpoint_root / "tiny-a" / "model.safetensors").write_bytes(b"not a safetensors file")
+    at = run_app()
+    assert not at.exception
+    # The message is markdown with the path's punctuation escaped; it names the file at fault.
+    assert "model\\.safetensors is not a readable safetensors file" in at.error[0].value
+
+
+def test_no_checkpoint_at_all_gets_a_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_EXPLORER_CHECKPOINTS", str(tmp_path / "empty"))
+    at = run_app()
+    assert not at.exception
+    assert "No checkpoint" in at.error[0].value

@@ -1,0 +1,110 @@
+"""Attention figures are true to the arrays: labels, masks, rows, escaping."""
+
+import html
+
+import numpy as np
+import pytest
+
+from viz.attention import attention_grid, attention_heatmap, causal_mask, mean_over_heads
+from viz.tables import attention_csv, attention_frame
+
+
+def random_attention(n_q, n_k, masked=None, seed=0):
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal((n_q, n_k))
+    if masked is not None:
+        scores = np.where(masked, -np.inf, scores)
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_axes_are_labelled_with_tokens_and_named():
+    queries, keys = ["<s>", "我", "喜欢"], ["▁I", "▁like", "▁tea", ".", "</s>"]
+    fig = attention_heatmap(random_attention(3, 5), queries, keys, "decoder position (query)", "encoder position (key)")
+    # Tick text is the tokens, HTML-escaped (Plotly shows "&lt;s&gt;" as "<s>").
+    assert list(fig.layout.yaxis.ticktext) == [html.escape(q) for q in queries]
+    assert list(fig.layout.xaxis.ticktext) == [html.escape(k) for k in keys]
+    assert fig.layout.yaxis.title.text == "decoder position (query)"
+    assert fig.layout.xaxis.title.text == "encoder position (key)"
+    assert fig.layout.yaxis.autorange == "reversed"  # first query at the top, like a matrix
+
+
+def test_repeated_tokens_keep_their_own_rows():
+    tokens = ["▁the", "▁cat", "▁the", "▁dog", "</s>"]
+    weights = random_attention(5, 5)
+    fig = attention_heatmap(weights, tokens, tokens, "q", "k")
+    heat = fig.data[0]
+    assert list(heat.y) == [0, 1, 2, 3, 4] and list(fig.layout.yaxis.tickvals) == [0, 1, 2, 3, 4]
+    np.testing.assert_allclose(np.array(heat.z, dtype=float), weights)
+
+
+def test_rows_shown_sum_to_one_and_use_a_fixed_scale():
+    weights = random_attention(4, 6)
+    fig = attention_heatmap(weights, list("abcd"), list("uvwxyz"), "q", "k")
+    np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float).sum(1), 1.0)
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
+
+
+def test_masked_cells_are_drawn_as_masked_not_as_low_values():
+    n = 4
+    masked = causal_mask(n)
+    weights = random_attention(n, n, masked)
+    assert (weights[masked] == 0).all()
+    fig = attention_heatmap(weights, list("abcd"), list("abcd"), "q", "k", masked=masked, masked_label="masked")
+    shown = np.array(fig.data[0].z, dtype=float)
+    assert np.isnan(shown[masked]).all() and not np.isnan(shown[~masked]).any()
+    overlay = next(trace for trace in fig.data if trace.name == "masked")
+    overlay_z = np.array(overlay.z, dtype=float)
+    assert (~np.isnan(overlay_z) == masked).all()
+    assert "masked" in overlay.hovertemplate
+    np.testing.assert_allclose(np.nansum(shown, axis=1), 1.0)
+
+
+def test_causal_mask_hides_exactly_the_future():
+    assert causal_mask(3).tolist() == [[False, True, True], [False, False, True], [False, False, False]]
+
+
+def test_hover_names_query_key_and_prediction():
+    fig = attention_heatmap(random_attention(2, 3), ["<s>", "我"], ["a", "b", "c"], "decoder position (query)",
+                            "encoder position (key)", predicted_tokens=["我", "</s>"], predicted_label="predicts")
+    heat = fig.data[0]
+    assert "decoder position (query)" in heat.hovertemplate and "predicts" in heat.hovertemplate
+    assert tuple(heat.customdata[1][2]) == ("我", "c", "&lt;/s&gt;")
+
+
+def test_user_text_is_escaped_everywhere():
+    evil = "<script>alert(1)</script>"
+    fig = attention_heatmap(random_attention(1, 2), [evil], ["<b>x</b>", "y"], "q", "k", title=evil)
+    assert "<script>" not in fig.to_json()
+    assert fig.layout.yaxis.ticktext[0] == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert fig.layout.xaxis.ticktext[0] == "&lt;b&gt;x&lt;/b&gt;"
+
+
+def test_shape_mismatch_is_an_error():
+    with pytest.raises(ValueError, match="2 query"):
+        attention_heatmap(random_attention(3, 3), ["a", "b"], ["a", "b", "c"], "q", "k")
+
+
+def test_grid_has_one_heatmap_per_layer_and_head_and_frames_the_selected_one():
+    attention = np.stack([np.stack([random_attention(4, 5, seed=l * 10 + h) for h in range(3)]) for l in range(2)])
+    fig = attention_grid(attention, highlight=(1, 2))
+    assert len(fig.data) == 6
+    np.testing.assert_allclose(np.array(fig.data[5].z, dtype=float), attention[1, 2])
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[:3] == ["L1 H1", "L1 H2", "L1 H3"] and titles[5] == "L2 H3"
+    assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].xref == "x6 domain"
+
+
+def test_mean_over_heads_keeps_rows_summing_to_one():
+    heads = np.stack([random_attention(3, 4, seed=s) for s in range(8)])
+    np.testing.assert_allclose(mean_over_heads(heads).sum(-1), 1.0)
+
+
+def test_csv_has_position_labelled_rows_and_columns():
+    weights = random_attention(2, 3)
+    frame = attention_frame(weights, ["<s>", "=1+1"], ["a", "a", "</s>"])
+    assert list(frame.index) == ["0:<s>", "1:=1+1"] and list(frame.columns) == ["0:a", "1:a", "2:</s>"]
+    csv = attention_csv(weights, ["<s>", "我"], ["a", "b", "c"], "decoder position (query)")
+    lines = csv.splitlines()
+    assert lines[0] == "decoder position (query),0:a,1:b,2:c"
+    assert sum(float(v) for v in lines[1].split(",")[1:]) == pytest.approx(1.0, abs=1e-5)

@@ -1,0 +1,128 @@
+"""Positional encoding, softmax scaling and step-by-step figures show the numbers the paper argues with."""
+
+import numpy as np
+import pytest
+import torch
+
+from model.decode import translate
+from model.transformer import sinusoidal_positional_encoding
+from viz.attention import causal_mask
+from viz.positional import position_similarity, positional_curves, positional_heatmap
+from viz.softmax import (
+    dot_product_variance,
+    entropy,
+    saturation_statistics,
+    softmax,
+    softmax_gradient_norm,
+    softmax_pair_figure,
+)
+from viz.steps import attention_steps, steps_figure, steps_table
+from viz.text import STRINGS, markdown_literal
+
+
+def test_positional_heatmap_shows_the_encoding_itself():
+    pe = sinusoidal_positional_encoding(20, 16).numpy()
+    fig = positional_heatmap(pe)
+    np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), pe)
+    curves = positional_curves(pe, [0, 1, 6])
+    assert [trace.name for trace in curves.data] == ["dim 0 (sin)", "dim 1 (cos)", "dim 6 (sin)"]
+    np.testing.assert_allclose(curves.data[2].y, np.sin(np.arange(20) / 10000 ** (6 / 16)), atol=1e-6)
+
+
+def test_position_similarity_depends_only_on_distance():
+    sim = position_similarity(sinusoidal_positional_encoding(30, 64).numpy())
+    for offset in (0, 1, 5):
+        diagonal = np.diagonal(sim, offset)
+        np.testing.assert_allclose(diagonal, diagonal[0], atol=1e-4)
+    assert sim[0, 0] == pytest.approx(32.0, abs=1e-4)  # d_model/2 sin^2 + cos^2 pairs
+    assert (np.argmax(sim, axis=1) == np.arange(30)).all()
+
+
+def test_dot_product_variance_grows_like_d_k_and_scaling_fixes_it():
+    stats = dot_product_variance([4, 64, 256], n_samples=20000)
+    np.testing.assert_allclose(stats["unscaled"], [4, 64, 256], rtol=0.08)
+    np.testing.assert_allclose(stats["scaled"], 1.0, rtol=0.08)
+
+
+def test_unscaled_softmax_saturates_as_d_k_grows():
+    stats = saturation_statistics([4, 64, 512], n_keys=10, n_trials=300)
+    unscaled_max, scaled_max = stats["max_weight"]["unscaled"], stats["max_weight"]["scaled"]
+    assert unscaled_max[0] < unscaled_max[1] < unscaled_max[2] and unscaled_max[2] > 0.85
+    assert np.ptp(scaled_max) < 0.1  # with scaling the peak stays about the same at any d_k
+    assert stats["gradient_norm"]["unscaled"][2] < 0.3 * stats["gradient_norm"]["scaled"][2]
+    assert stats["entropy"]["unscaled"][2] < stats["entropy"]["scaled"][2]
+
+
+def test_softmax_helpers():
+    p = softmax(np.array([1.0, 2.0, 3.0]), masked=np.array([False, False, True]))
+    assert p[2] == 0 and p.sum() == pytest.approx(1.0)
+    assert entropy(np.array([0.25] * 4)) == pytest.approx(np.log(4))
+    assert softmax_gradient_norm(np.array([1.0, 0.0, 0.0])) == pytest.approx(0.0)
+
+
+def test_softmax_pair_figure_compares_the_same_scores():
+    scores = np.array([8.0, 0.0, -4.0])
+    labels = dict(unscaled="raw", scaled="scaled", title="", x="key", y="weight")
+    fig = softmax_pair_figure(scores, 64, ["a", "b", "c"], labels)
+    np.testing.assert_allclose(fig.data[0].y, softmax(scores))
+    np.testing.assert_allclose(fig.data[1].y, softmax(scores / 8))
+    assert fig.data[0].y[0] > fig.data[1].y[0]
+
+
+STEP_LABELS = dict(key="key", scores="scores", scaled="scaled", mask="mask", weights="weights", masked="masked",
+                   q="q", k="K", v="V", output="out")
+
+
+@pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
+def test_step_by_step_reproduces_the_models_attention_row(tiny_model, tiny_tokenizers, kind):
+    """The step-by-step view recomputes softmax(q·K/√d_k) from the model's own Q and K: it must land exactly on
+    the weights the model returned, for every layer, head and query."""
+    result = translate(tiny_model, *tiny_tokenizers, "Tom drinks tea.")
+    qkv, attention = result.qkv[kind], result.attention(kind)
+    n_layers, n_heads, n_queries, _ = attention.shape
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            for query in range(n_queries):
+                masked = causal_mask(n_queries)[query] if kind == "decoder_self" else None
+                steps = attention_steps(qkv["q"][layer, head, query], qkv["k"][layer, head], qkv["v"][layer, head], masked)
+                np.testing.assert_allclose(steps.weights, attention[layer, head, query], atol=1e-5)
+
+
+def test_step_by_step_output_is_the_heads_weighted_sum(tiny_model, tiny_tokenizers):
+    """The head output Σ w_j v_j, concatenated over heads and passed through W_O, is the layer's real output."""
+    result = translate(tiny_model, *tiny_tokenizers, "I like tea.")
+    qkv = result.qkv["encoder_self"]
+    n_heads = qkv["q"].shape[1]
+    outputs = [attention_steps(qkv["q"][0, h, 1], qkv["k"][0, h], qkv["v"][0, h]).output for h in range(n_heads)]
+    layer = tiny_model.encoder_layers[0].self_attention
+    with torch.no_grad():
+        expected = layer.w_o(torch.tensor(np.concatenate(outputs), dtype=torch.float32))
+        src = torch.tensor([result.source_ids])
+        x = tiny_model.positional(tiny_model.src_embed(src))
+        actual = layer(x, x, None).output[0, 1]
+    torch.testing.assert_close(expected, actual, atol=1e-5, rtol=1e-4)
+
+
+def test_steps_table_and_figure_mark_masked_keys():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal(8), rng.standard_normal((3, 8)), rng.standard_normal((3, 8))
+    steps = attention_steps(q, k, v, np.array([False, False, True]))
+    np.testing.assert_allclose(steps.scaled, (k @ q) / np.sqrt(8))
+    assert steps.weights[2] == 0 and steps.weights.sum() == pytest.approx(1.0)
+    table = steps_table(steps, ["a", "b", "c"], STEP_LABELS)
+    assert list(table["mask"]) == ["", "", "masked"]
+    fig = steps_figure(steps, ["a", "b", "c"], STEP_LABELS)
+    assert list(fig.data[1].text) == ["", "", "masked"]
+
+
+def test_both_languages_have_every_string_with_the_same_placeholders():
+    import string
+
+    assert STRINGS["en"].keys() == STRINGS["zh"].keys()
+    fields = lambda s: {f for _, f, _, _ in string.Formatter().parse(s) if f}  # noqa: E731
+    for key in STRINGS["en"]:
+        assert fields(STRINGS["en"][key]) == fields(STRINGS["zh"][key]), key
+
+
+def test_markdown_literal_neutralises_markup():
+    assert markdown_literal("<b>*x*</b>") == "\\<b\\>\\*x\\*\\</b\\>"
