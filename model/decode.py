@@ -50,15 +50,20 @@ def head_masks_to_tensors(model: Transformer, ablate: dict[str, list[tuple[int, 
 
 
 @torch.no_grad()
-def greedy_batch(model: Transformer, sources: list[list[int]], max_len: int | None = None) -> list[list[int]]:
-    """Source id lists (ending in </s>) -> output id lists (without <s>/</s>)."""
+def greedy_batch(
+    model: Transformer, sources: list[list[int]], max_len: int | None = None, head_mask: dict | None = None
+) -> list[list[int]]:
+    """Source id lists (ending in </s>) -> output id lists (without <s>/</s>). head_mask as in Transformer.forward."""
+    head_mask = head_mask or {}
     src = pad_batch(sources)
-    encoded = model.encode(src)
+    encoded = model.encode(src, AttentionOptions(head_mask=head_mask.get("encoder_self")))
+    self_opts = AttentionOptions(head_mask=head_mask.get("decoder_self"))
+    cross_opts = AttentionOptions(head_mask=head_mask.get("cross"))
     limit = max_len or max_output_length(model, src.size(1))
     ys = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
     finished = torch.zeros(len(sources), dtype=torch.bool)
     for _ in range(limit):
-        logits = model.decode(ys, encoded).logits[:, -1]
+        logits = model.decode(ys, encoded, self_opts, cross_opts).logits[:, -1]
         next_token = logits.argmax(-1).masked_fill(finished, PAD_ID)
         ys = torch.cat([ys, next_token[:, None]], dim=1)
         finished |= next_token == EOS_ID
@@ -84,7 +89,7 @@ class Hypothesis:
         return self.log_prob / (((5 + len(self.tokens)) / 6) ** length_penalty)
 
 
-def _slice_record(encoded, decoded, index: int) -> dict:
+def _slice_record(decoded, index: int) -> dict:
     """Take one hypothesis' attention and QKV out of a batched decoder pass."""
     rec = {
         "decoder_self": decoded.self_attention[index],
@@ -148,11 +153,11 @@ def beam_search(
             if token == EOS_ID:
                 child.finished = True
                 if record:
-                    child.record = _slice_record(encoded, decoded, beam)
+                    child.record = _slice_record(decoded, beam)
                 finished.append(child)
             elif len(next_alive) < beam_size:
                 if record:
-                    child.record = _slice_record(encoded, decoded, beam)
+                    child.record = _slice_record(decoded, beam)
                 next_alive.append(child)
             if len(next_alive) == beam_size:
                 break
@@ -229,8 +234,58 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().float().cpu().numpy()
 
 
+def _translation(
+    text: str,
+    source: tuple[list[int], list[str], bool],
+    target_tokenizer: Tokenizer,
+    hypothesis: Hypothesis,
+    encoded,
+    need_qkv: bool,
+    method: str,
+    beam_size: int,
+) -> Translation:
+    source_ids, source_pieces, truncated = source
+    rec = hypothesis.record
+    output_ids = [t for t in hypothesis.tokens if t != EOS_ID]
+    qkv = {}
+    if need_qkv:
+        qkv["encoder_self"] = {n: _numpy(t[0]) for n, t in encoded.qkv.items()}
+        qkv["decoder_self"] = {n: _numpy(t) for n, t in rec["decoder_self_qkv"].items()}
+        qkv["cross"] = {n: _numpy(t) for n, t in rec["cross_qkv"].items()}
+    return Translation(
+        source_text=text,
+        source_pieces=source_pieces,
+        source_ids=source_ids,
+        target_text=target_tokenizer.decode(output_ids),
+        target_pieces=target_tokenizer.pieces(output_ids) + (["</s>"] if hypothesis.finished else []),
+        target_ids=hypothesis.tokens,
+        token_probs=[math.exp(lp) for lp in hypothesis.token_log_probs],
+        alternatives=[[(target_tokenizer.piece(i), p) for i, p in alts] for alts in hypothesis.alternatives],
+        encoder_self_attention=_numpy(encoded.attention[0]),
+        decoder_self_attention=_numpy(rec["decoder_self"]),
+        cross_attention=_numpy(rec["cross"]),
+        qkv=qkv,
+        method=method,
+        beam_size=beam_size,
+        log_prob=hypothesis.log_prob,
+        truncated=truncated,
+        finished=hypothesis.finished,
+    )
+
+
+def _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask):
+    if not text or not text.strip():
+        raise ValueError("the sentence is empty")
+    source = encode_source(source_tokenizer, text.strip(), model.cfg.max_len)
+    encoded = model.encode(
+        torch.tensor([source[0]]),
+        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("encoder_self")),
+    )
+    return source, encoded
+
+
 @torch.no_grad()
-def translate(
+def translate_hypotheses(
     model: Transformer,
     source_tokenizer: Tokenizer,
     target_tokenizer: Tokenizer,
@@ -239,45 +294,62 @@ def translate(
     length_penalty: float = 0.6,
     need_qkv: bool = True,
     ablate: dict[str, list[tuple[int, int]]] | None = None,
-) -> Translation:
-    """Translate one sentence, recording every attention map of the run that produced the output."""
-    if not text or not text.strip():
-        raise ValueError("the sentence is empty")
-    source_ids, source_pieces, truncated = encode_source(source_tokenizer, text.strip(), model.cfg.max_len)
+) -> list[Translation]:
+    """Every finished hypothesis of a beam search (one for greedy), best first, each with the attention of the
+    run that produced it. ablate: {"cross": [(layer, head), ...], ...} switches those heads off (0-based)."""
     head_mask = head_masks_to_tensors(model, ablate)
-    encoded = model.encode(
-        torch.tensor([source_ids]),
-        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("encoder_self")),
-    )
-    best = beam_search(
-        model, source_ids, beam_size, length_penalty, record=True, need_qkv=need_qkv, head_mask=head_mask,
+    source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
+    hypotheses = beam_search(
+        model, source[0], beam_size, length_penalty, record=True, need_qkv=need_qkv, head_mask=head_mask,
         encoded=encoded,
-    )[0]
-    rec = best.record
-    output_ids = [t for t in best.tokens if t != EOS_ID]
-    target_pieces = target_tokenizer.pieces(output_ids) + (["</s>"] if best.finished else [])
-    qkv = {}
-    if need_qkv:
-        qkv["encoder_self"] = {n: _numpy(t[0]) for n, t in encoded.qkv.items()}
-        qkv["decoder_self"] = {n: _numpy(t) for n, t in rec["decoder_self_qkv"].items()}
-        qkv["cross"] = {n: _numpy(t) for n, t in rec["cross_qkv"].items()}
-    # The recorded pass fed <s> + tokens[:-1]; for an unfinished hypothesis its last token was never fed back.
-    return Translation(
-        source_text=text,
-        source_pieces=source_pieces,
-        source_ids=source_ids,
-        target_text=target_tokenizer.decode(output_ids),
-        target_pieces=target_pieces,
-        target_ids=best.tokens,
-        token_probs=[math.exp(lp) for lp in best.token_log_probs],
-        alternatives=[[(target_tokenizer.piece(i), p) for i, p in alts] for alts in best.alternatives],
-        encoder_self_attention=_numpy(encoded.attention[0]),
-        decoder_self_attention=_numpy(rec["decoder_self"]),
-        cross_attention=_numpy(rec["cross"]),
-        qkv=qkv,
-        method="greedy" if beam_size == 1 else "beam",
-        beam_size=beam_size,
-        log_prob=best.log_prob,
-        truncated=truncated,
-        finished=best.finished,
     )
+    method = "greedy" if beam_size == 1 else "beam"
+    return [_translation(text, source, target_tokenizer, h, encoded, need_qkv, method, beam_size) for h in hypotheses]
+
+
+def translate(model, source_tokenizer, target_tokenizer, text, beam_size=1, length_penalty=0.6, need_qkv=True,
+              ablate=None) -> Translation:
+    """Translate one sentence (the best hypothesis), recording every attention map of the run that produced it."""
+    return translate_hypotheses(
+        model, source_tokenizer, target_tokenizer, text, beam_size, length_penalty, need_qkv, ablate
+    )[0]
+
+
+@torch.no_grad()
+def teacher_force(
+    model: Transformer,
+    source_tokenizer: Tokenizer,
+    target_tokenizer: Tokenizer,
+    text: str,
+    reference: str | None = None,
+    reference_ids: list[int] | None = None,
+    need_qkv: bool = True,
+    ablate: dict[str, list[tuple[int, int]]] | None = None,
+) -> Translation:
+    """The model's attention and per-piece probabilities for a given translation (teacher forcing): the decoder
+    is fed <s> + reference instead of its own output. Give the reference as text or as target ids."""
+    head_mask = head_masks_to_tensors(model, ablate)
+    source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
+    if reference_ids is None:
+        if not reference or not reference.strip():
+            raise ValueError("the reference translation is empty")
+        reference_ids = target_tokenizer.encode(reference.strip())[: model.cfg.max_len - 1] + [EOS_ID]
+    tgt_in = torch.tensor([[BOS_ID] + reference_ids[:-1]])
+    decoded = model.decode(
+        tgt_in,
+        encoded,
+        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self")),
+        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("cross")),
+    )
+    log_probs = decoded.logits[0].float().log_softmax(-1)  # (tgt, vocab)
+    chosen = log_probs[torch.arange(len(reference_ids)), torch.tensor(reference_ids)]
+    top_p, top_i = log_probs.exp().topk(TOP_K_ALTERNATIVES, dim=-1)
+    hypothesis = Hypothesis(
+        tokens=list(reference_ids),
+        log_prob=float(chosen.sum()),
+        token_log_probs=chosen.tolist(),
+        alternatives=[list(zip(i, p)) for i, p in zip(top_i.tolist(), top_p.tolist())],
+        finished=reference_ids[-1] == EOS_ID,
+        record=_slice_record(decoded, 0),
+    )
+    return _translation(text, source, target_tokenizer, hypothesis, encoded, need_qkv, "teacher forcing", 1)

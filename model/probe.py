@@ -1,0 +1,215 @@
+"""What does each head do? Statistics of attention maps, averaged over a corpus, and single-head ablation.
+
+    python -m model.probe --checkpoint checkpoints/en-zh --split test --n 500          # -> head_stats.csv
+    python -m model.probe --checkpoint checkpoints/en-zh --split test --ablate --n 200 # -> head_ablation.csv
+
+Statistics of one (layers, heads, queries, keys) attention tensor, per layer and head, each averaged over the
+query rows:
+- entropy: of each row, in nats (0 = all weight on one key);
+- distance: expected |query position - key position| under the row's weights;
+- same / previous / next: the weight on key position q, q-1, q+1 (a "previous-token head" puts most on q-1);
+- boundary: the weight on the sentence-boundary key (</s> among source keys, <s> among decoder keys), where
+  heads with nothing to do often park their attention;
+- punctuation: the weight on punctuation keys;
+- max_weight: the largest weight of each row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from .checkpoint import load_checkpoint
+from .data import DEFAULT_DATA_DIR, load_splits
+from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
+from .evaluate import bleu_tokenizer_for, score
+from .tokenizer import WORD_BOUNDARY, group_pieces_into_words
+from .train import collate
+
+STATISTICS = ("entropy", "distance", "same", "previous", "next", "boundary", "punctuation", "max_weight")
+KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+def is_punctuation(piece: str) -> bool:
+    text = piece.replace(WORD_BOUNDARY, "")
+    return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
+
+
+def head_statistics(attention: np.ndarray, key_pieces: list[str], boundary_key: int) -> dict[str, np.ndarray]:
+    """attention (layers, heads, queries, keys) -> {statistic: (layers, heads)}. Query i and key i are the same
+    position for self-attention; for cross-attention the position numbers are compared as they are."""
+    a = np.asarray(attention, dtype=np.float64)
+    n_q, n_k = a.shape[-2:]
+    q_pos, k_pos = np.arange(n_q)[:, None], np.arange(n_k)[None, :]
+    offset = k_pos - q_pos  # (queries, keys)
+    punct = np.array([is_punctuation(p) for p in key_pieces], dtype=np.float64)
+    safe = np.where(a > 0, a, 1.0)
+    return {
+        "entropy": (-(a * np.log(safe)).sum(-1)).mean(-1),
+        "distance": (a * np.abs(offset)).sum(-1).mean(-1),
+        "same": _mean_on_offset(a, offset, 0),
+        "previous": _mean_on_offset(a, offset, -1),
+        "next": _mean_on_offset(a, offset, 1),
+        "boundary": a[..., boundary_key].mean(-1),
+        "punctuation": (a * punct).sum(-1).mean(-1),
+        "max_weight": a.max(-1).mean(-1),
+    }
+
+
+def _mean_on_offset(a: np.ndarray, offset: np.ndarray, k: int) -> np.ndarray:
+    """Mean over the query rows that have a key at offset k of the weight on that key."""
+    cells = offset == k
+    rows = cells.any(-1)
+    if not rows.any():
+        return np.zeros(a.shape[:2])
+    return (a * cells).sum(-1)[..., rows].mean(-1)
+
+
+def translation_statistics(tr: Translation) -> dict[str, dict[str, np.ndarray]]:
+    """{kind: {statistic: (layers, heads)}} for one translation."""
+    out = {}
+    for kind in KINDS:
+        _, keys = tr.axis_pieces(kind)
+        boundary = len(keys) - 1 if kind in ("encoder_self", "cross") else 0  # </s> of the source; <s> of decoder
+        out[kind] = head_statistics(tr.attention(kind), keys, boundary)
+    out["cross"]["alignment_agreement"] = alignment_agreement(tr.cross_attention)
+    return out
+
+
+def alignment_agreement(cross: np.ndarray) -> np.ndarray:
+    """How often each cross-attention head's strongest source key is the strongest key of the last layer's
+    head-averaged map (a common proxy for a word alignment). (layers, heads, tgt, src) -> (layers, heads)"""
+    reference = cross[-1].mean(0).argmax(-1)  # (tgt,)
+    return (cross.argmax(-1) == reference).mean(-1)
+
+
+def statistics_frame(stats: dict[str, dict[str, np.ndarray]]) -> pd.DataFrame:
+    """-> one row per (kind, layer, head), 1-based layer and head, one column per statistic."""
+    rows = []
+    for kind, per_stat in stats.items():
+        n_layers, n_heads = next(iter(per_stat.values())).shape
+        for layer in range(n_layers):
+            for head in range(n_heads):
+                row = {"kind": kind, "layer": layer + 1, "head": head + 1}
+                row.update({name: float(values[layer, head]) for name, values in per_stat.items()})
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def name_heads(frame: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
+    """Label heads whose average behaviour is clear-cut: previous-token, diagonal (same position), next-token,
+    boundary sink, and (cross) heads that follow the source in order."""
+    labels = []
+    for _, row in frame.iterrows():
+        found = []
+        if row["kind"] != "cross":
+            if row["previous"] > threshold:
+                found.append("previous-token")
+            if row["same"] > threshold:
+                found.append("diagonal")
+            if row["next"] > threshold:
+                found.append("next-token")
+        if row["boundary"] > threshold:
+            found.append("boundary sink")
+        if row["kind"] == "cross" and row.get("alignment_agreement", 0) > threshold:
+            found.append("follows the alignment")
+        labels.append(", ".join(found))
+    return frame.assign(role=labels)
+
+
+def word_level(weights: np.ndarray, query_pieces: list[str], key_pieces: list[str]):
+    """Attention between words instead of pieces: sum over a word's key pieces (the weight the word receives),
+    mean over its query pieces (rows still sum to 1). -> (weights, query words, key words)"""
+    q_groups, k_groups = group_pieces_into_words(query_pieces), group_pieces_into_words(key_pieces)
+    w = np.asarray(weights, dtype=np.float64)
+    summed = np.stack([w[:, g].sum(-1) for g in k_groups], axis=-1)  # (queries, key words)
+    out = np.stack([summed[g].mean(0) for g in q_groups], axis=0)  # (query words, key words)
+    join = lambda pieces, groups: ["".join(pieces[i] for i in g) for g in groups]  # noqa: E731
+    return out, join(query_pieces, q_groups), join(key_pieces, k_groups)
+
+
+def corpus_statistics(loaded, sentences: list[str], progress: bool = True) -> pd.DataFrame:
+    """Statistics averaged over many sentences, each translated greedily. -> statistics_frame + role."""
+    totals = None
+    for sentence in tqdm(sentences, desc="head statistics", disable=not progress):
+        tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, need_qkv=False)
+        stats = translation_statistics(tr)
+        if totals is None:
+            totals = {k: {s: v.copy() for s, v in d.items()} for k, d in stats.items()}
+        else:
+            for kind, d in stats.items():
+                for name, values in d.items():
+                    totals[kind][name] += values
+    mean = {k: {s: v / len(sentences) for s, v in d.items()} for k, d in totals.items()}
+    return name_heads(statistics_frame(mean))
+
+
+@torch.no_grad()
+def reference_log_prob(model, sources: list[list[int]], references: list[list[int]], head_mask=None) -> float:
+    """Mean per-sentence log-probability of the references under teacher forcing."""
+    src, tgt_in, tgt_out = collate(list(zip(sources, references)))
+    src = src[:, :-1]  # collate appends </s>; the sources here already end in it
+    _, decoded = model(src, tgt_in, head_mask=head_mask)
+    log_probs = decoded.logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]
+    return float((log_probs * (tgt_out != 0)).sum(-1).mean())
+
+
+def ablation_ranking(loaded, examples, progress: bool = True) -> pd.DataFrame:
+    """Switch off one head at a time; the drop in BLEU and in reference log-probability on the examples."""
+    model, src_tok, tgt_tok = loaded.model, loaded.source_tokenizer, loaded.target_tokenizer
+    tokenize = bleu_tokenizer_for(loaded.metadata.get("target_language", "zh"))
+    sources = [encode_source(src_tok, e.source, model.cfg.max_len)[0] for e in examples]
+    references = [tgt_tok.encode(e.references[0])[: model.cfg.max_len - 1] for e in examples]
+
+    def evaluate(ablate):
+        head_mask = head_masks_to_tensors(model, ablate)
+        hyps = [tgt_tok.decode(o) for o in greedy_batch(model, sources, head_mask=head_mask)]
+        return score(hyps, examples, tokenize)["bleu"], reference_log_prob(model, sources, references, head_mask)
+
+    base_bleu, base_lp = evaluate(None)
+    cfg = model.cfg
+    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    heads = [(k, l, h) for k in KINDS for l in range(layers[k]) for h in range(cfg.n_heads)]
+    rows = []
+    for kind, layer, head in tqdm(heads, desc="ablating heads", disable=not progress):
+        bleu, lp = evaluate({kind: [(layer, head)]})
+        rows.append({"kind": kind, "layer": layer + 1, "head": head + 1, "bleu": bleu, "bleu_drop": base_bleu - bleu,
+                     "log_prob_drop": base_lp - lp})
+    frame = pd.DataFrame(rows).sort_values(["bleu_drop", "log_prob_drop"], ascending=False)
+    frame.attrs.update(baseline_bleu=base_bleu, baseline_log_prob=base_lp)
+    return frame
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--split", default="test", choices=["train", "valid", "test"])
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--n", type=int, default=None, help="sentences (default 500 for statistics, 200 for --ablate)")
+    p.add_argument("--ablate", action="store_true", help="rank single heads by the damage done by switching them off")
+    p.add_argument("--output", type=Path, help="CSV path (default: head_stats.csv / head_ablation.csv in the checkpoint)")
+    args = p.parse_args(argv)
+
+    loaded = load_checkpoint(args.checkpoint)
+    examples = load_splits(loaded.metadata["corpus"], args.data_dir)[args.split]
+    if args.ablate:
+        frame = ablation_ranking(loaded, examples[: args.n or 200])
+        output = args.output or args.checkpoint / "head_ablation.csv"
+        print(f"baseline BLEU {frame.attrs['baseline_bleu']}, reference log-prob {frame.attrs['baseline_log_prob']:.3f}")
+        print(frame.head(10).to_string(index=False))
+    else:
+        frame = corpus_statistics(loaded, [e.source for e in examples[: args.n or 500]])
+        output = args.output or args.checkpoint / "head_stats.csv"
+        print(frame[frame["role"] != ""][["kind", "layer", "head", "role"]].to_string(index=False))
+    frame.to_csv(output, index=False, float_format="%.4f")
+    print(f"wrote {output}")
+
+
+if __name__ == "__main__":
+    main()
