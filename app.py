@@ -11,15 +11,18 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
-from model import decode
+from model import decode, probe
 from model.checkpoint import CheckpointError, LoadedModel, list_checkpoints, load_checkpoint
 from model.transformer import sinusoidal_positional_encoding
 from viz import attention as attention_viz
 from viz import positional as positional_viz
 from viz import softmax as softmax_viz
 from viz import steps as steps_viz
+from viz.decoding import decoding_step_figure
+from viz.heads import statistic_grid
 from viz.tables import attention_csv, token_table
 from viz.text import LANGUAGES, markdown_literal, t
 
@@ -36,6 +39,7 @@ KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 MAX_BEAM = 8
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+URL_KEYS = {"s": "sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam"}
 
 
 # ---------------------------------------------------------------------------------------------- model & caching
@@ -46,11 +50,31 @@ def get_model(checkpoint: str) -> LoadedModel:
     return load_checkpoint(checkpoint)
 
 
+def as_ablation(heads: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
+    """("cross:2:5", ...) with 1-based layer and head -> {"cross": [(1, 4)], ...} as decode expects."""
+    ablate: dict[str, list[tuple[int, int]]] = {}
+    for item in heads:
+        kind, layer, head = item.split(":")
+        ablate.setdefault(kind, []).append((int(layer) - 1, int(head) - 1))
+    return ablate
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
-def get_translation(checkpoint: str, sentence: str, beam_size: int) -> decode.Translation:
+def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = ()) -> list:
     loaded = get_model(checkpoint)
-    return decode.translate(
-        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size
+    return decode.translate_hypotheses(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size,
+        ablate=as_ablation(ablated),
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def get_forced(checkpoint: str, sentence: str, reference: str | None = None,
+               reference_ids: tuple[int, ...] | None = None, ablated: tuple[str, ...] = ()) -> decode.Translation:
+    loaded = get_model(checkpoint)
+    return decode.teacher_force(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, reference=reference,
+        reference_ids=list(reference_ids) if reference_ids else None, ablate=as_ablation(ablated),
     )
 
 
@@ -60,9 +84,17 @@ def get_scaling_statistics() -> tuple[dict, dict]:
     return softmax_viz.dot_product_variance(d_ks), softmax_viz.saturation_statistics(d_ks)
 
 
-# ---------------------------------------------------------------------------------------------- state & URL
+@st.cache_data(show_spinner=False)
+def read_csv(path: str, mtime: float) -> pd.DataFrame:  # mtime: a new file is read again
+    return pd.read_csv(path)
 
-URL_KEYS = {"s": "sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam"}
+
+def shipped_csv(checkpoint: str, name: str) -> pd.DataFrame | None:
+    path = Path(checkpoint) / name
+    return read_csv(str(path), path.stat().st_mtime) if path.is_file() else None
+
+
+# ---------------------------------------------------------------------------------------------- state & URL
 
 
 def init_state(checkpoints: list[str]) -> None:
@@ -70,7 +102,7 @@ def init_state(checkpoints: list[str]) -> None:
     if st.session_state.get("initialised"):
         return
     st.session_state.update(sentence=EXAMPLES[0], checkpoint=checkpoints[0], layer=1, head="1", lang="en", beam=1,
-                            decoding="greedy")
+                            decoding="greedy", reference="", word_level=False)
     params = st.query_params
     if params.get("s"):
         st.session_state.sentence = params["s"]
@@ -97,7 +129,11 @@ def use_example() -> None:
         st.session_state.sentence = st.session_state.example
 
 
-# ---------------------------------------------------------------------------------------------- views
+def inspect_head(kind: str, layer: int, head: int) -> None:
+    st.session_state.update(layer=layer, head=str(head))
+
+
+# ---------------------------------------------------------------------------------------------- small helpers
 
 
 def chart(fig, key: str) -> None:
@@ -111,62 +147,93 @@ def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray
 
 
 def axis_names(kind: str, lang: str) -> tuple[str, str]:
-    if kind == "encoder_self":
-        return t("encoder_query", lang), t("encoder_key", lang)
-    if kind == "decoder_self":
-        return t("decoder_query", lang), t("decoder_key", lang)
-    return t("decoder_query", lang), t("encoder_key", lang)
+    query = t("encoder_query", lang) if kind == "encoder_self" else t("decoder_query", lang)
+    key = t("decoder_key", lang) if kind == "decoder_self" else t("encoder_key", lang)
+    return query, key
 
 
 def head_name(head: str, lang: str) -> str:
     return t("mean_heads", lang) if head == "mean" else t("head_n", lang, n=head)
 
 
-def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str) -> None:
-    queries, keys = tr.axis_pieces(kind)
-    attention = tr.attention(kind)
-    query_axis, key_axis = axis_names(kind, lang)
-    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
-    weights = selected_weights(attention, layer, head)
-    st.caption(t(f"explain_{kind.split('_')[0] if kind != 'cross' else 'cross'}", lang))
-    fig = attention_viz.attention_heatmap(
-        weights,
-        queries,
-        keys,
-        query_axis,
-        key_axis,
-        title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
-        masked=masked,
-        masked_label=t("masked_cell", lang),
-        predicted_tokens=tr.target_pieces if kind != "encoder_self" else None,
-        predicted_label=t("predicts", lang),
+def head_option_label(item: str, lang: str) -> str:
+    kind, layer, head = item.split(":")
+    return f"{t(KIND_TAB[kind], lang)} · L{layer} H{head}"
+
+
+def kind_selector(lang: str, key: str) -> str:
+    return st.radio(t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang), horizontal=True, key=key)
+
+
+def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> int:
+    queries, _ = tr.axis_pieces(kind)
+    if st.session_state.get(key, 0) >= len(queries):
+        st.session_state[key] = 0
+    return st.selectbox(
+        t("query_token", lang), list(range(len(queries))), format_func=lambda i: f"{i}: {queries[i]}", key=key
     )
+
+
+# ---------------------------------------------------------------------------------------------- views
+
+
+def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
+                      languages: tuple[str, str]):
+    """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys)."""
+    queries, keys = tr.axis_pieces(kind)
+    weights = selected_weights(tr.attention(kind), layer, head)
+    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
+    predicted = tr.target_pieces if kind != "encoder_self" else None
+    if word_level:
+        src_lang, tgt_lang = languages
+        q_lang = src_lang if kind == "encoder_self" else tgt_lang
+        k_lang = tgt_lang if kind == "decoder_self" else src_lang
+        weights, queries, keys, masked = probe.word_level(weights, queries, keys, q_lang, k_lang, masked)
+        predicted = None  # a word row mixes several prediction steps
+    query_axis, key_axis = axis_names(kind, lang)
+    fig = attention_viz.attention_heatmap(
+        weights, queries, keys, query_axis, key_axis,
+        title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
+        masked=masked, masked_label=t("masked_cell", lang),
+        predicted_tokens=predicted, predicted_label=t("predicts", lang),
+    )
+    return fig, weights, queries, keys
+
+
+def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
+                   languages: tuple[str, str]) -> None:
+    st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
+                 lang))
+    fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
     chart(fig, key=f"heatmap-{kind}")
+    attention = tr.attention(kind)
     if head == "mean":
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
     st.download_button(
         t("download_csv", lang),
-        attention_csv(weights, queries, keys, query_axis),
-        file_name=f"{kind}-layer{layer}-head{head}.csv",
+        attention_csv(weights, queries, keys, axis_names(kind, lang)[0]),
+        file_name=f"{kind}-layer{layer}-head{head}{'-words' if word_level else ''}.csv",
         mime="text/csv",
         key=f"csv-{kind}",
     )
-    highlight = (layer - 1, int(head) - 1) if head != "mean" else None
     grid = attention_viz.attention_grid(
         attention,
         title=t("grid_title", lang, layers=attention.shape[0], heads=attention.shape[1]),
-        masked=masked,
+        masked=attention_viz.causal_mask(attention.shape[-1]) if kind == "decoder_self" else None,
         layer_label=t("layer", lang),
         head_label=t("head", lang),
-        highlight=highlight,
+        highlight=(layer - 1, int(head) - 1) if head != "mean" else None,
     )
     chart(grid, key=f"grid-{kind}")
     st.caption(t("grid_help", lang))
 
 
-def show_translation(tr: decode.Translation, lang: str) -> None:
+def show_translation(tr: decode.Translation, model_output: decode.Translation, lang: str) -> None:
     st.subheader(t("translation", lang))
     st.markdown(f"### {markdown_literal(tr.target_text)}")
+    if tr.method == "teacher forcing":
+        st.info(t("teacher_forcing_note", lang))
+        st.markdown(f"{t('model_output_was', lang)} {markdown_literal(model_output.target_text)}")
     left, right = st.columns(2)
     left.caption(t("source_pieces", lang))
     left.code(" ".join(tr.source_pieces), language=None)
@@ -174,10 +241,8 @@ def show_translation(tr: decode.Translation, lang: str) -> None:
     right.code(" ".join(tr.target_pieces), language=None)
     labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
     st.caption(t("token_table_help", lang))
-    st.dataframe(
-        token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels), hide_index=True,
-        width="stretch",
-    )
+    st.dataframe(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels), hide_index=True,
+                 width="stretch")
 
 
 def show_positional(d_model: int, lang: str) -> None:
@@ -186,51 +251,45 @@ def show_positional(d_model: int, lang: str) -> None:
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
     chart(positional_viz.positional_heatmap(pe, t("position", lang), t("dimension", lang),
                                             t("pe_heatmap_title", lang, d_model=d_model)), key="pe-heatmap")
-    default_dims = [d for d in (0, 1, 4, 5, d_model // 4, d_model // 2) if d < d_model]
-    dims = st.multiselect(t("pe_dims", lang), list(range(d_model)), default=sorted(set(default_dims)), key="pe_dims")
+    default_dims = sorted({d for d in (0, 1, 4, 5, d_model // 4, d_model // 2) if d < d_model})
+    dims = st.multiselect(t("pe_dims", lang), list(range(d_model)), default=default_dims, key="pe_dims")
     chart(positional_viz.positional_curves(pe, dims, t("position", lang), t("pe_curves_title", lang)), key="pe-curves")
     st.caption(t("explain_similarity", lang))
     chart(positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
           key="pe-similarity")
 
 
-def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> int:
-    queries, _ = tr.axis_pieces(kind)
-    return st.selectbox(
-        t("query_token", lang), list(range(len(queries))), format_func=lambda i: f"{i}: {queries[i]}", key=key
-    )
-
-
-def kind_selector(lang: str, key: str) -> str:
-    return st.radio(t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang), horizontal=True, key=key)
+def head_vectors(tr: decode.Translation, kind: str, layer: int, head: str, position: int):
+    """The chosen head's q (of one query) and K, V; "mean over heads" has no vectors of its own, so head 1."""
+    head_index = 0 if head == "mean" else int(head) - 1
+    qkv = tr.qkv[kind]
+    return head_index, qkv["q"][layer - 1, head_index, position], qkv["k"][layer - 1, head_index], \
+        qkv["v"][layer - 1, head_index]
 
 
 def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
     st.caption(t("explain_scaling", lang))
     variance, saturation = get_scaling_statistics()
     labels = {k: t(k, lang) for k in ("unscaled", "scaled", "theory", "max_weight", "entropy", "gradient_norm")}
-    labels.update(x="d_k", y=t("variance_y", lang), title=t("variance_title", lang))
-    chart(softmax_viz.variance_figure(variance, labels), key="variance")
-
+    chart(softmax_viz.variance_figure(variance, dict(labels, x="d_k", y=t("variance_y", lang),
+                                                     title=t("variance_title", lang))), key="variance")
     d_k = st.select_slider(t("d_k_slider", lang), [4, 16, 64, 256], value=64, key="pair_dk")
     rng = np.random.default_rng(0)
     q, keys = rng.standard_normal(d_k), rng.standard_normal((8, d_k))
     pair_labels = dict(labels, title=t("softmax_pair_title", lang, d_k=d_k), x=t("key", lang), y=t("weight", lang))
     chart(softmax_viz.softmax_pair_figure(keys @ q, d_k, [f"k{j + 1}" for j in range(8)], pair_labels), key="pair")
-    sat_labels = dict(labels, x="d_k", title=t("saturation_title", lang, n_keys=saturation["n_keys"]))
-    chart(softmax_viz.saturation_figure(saturation, sat_labels), key="saturation")
+    chart(softmax_viz.saturation_figure(saturation, dict(labels, x="d_k", title=t(
+        "saturation_title", lang, n_keys=saturation["n_keys"]))), key="saturation")
 
     st.caption(t("explain_model_scaling", lang))
     kind = kind_selector(lang, "scaling_kind")
     position = query_selector(tr, kind, lang, "scaling_query")
-    head_index = 0 if head == "mean" else int(head) - 1
-    queries, keys_tokens = tr.axis_pieces(kind)
-    qkv = tr.qkv[kind]
-    q_vec, k_mat = qkv["q"][layer - 1, head_index, position], qkv["k"][layer - 1, head_index]
+    queries, key_tokens = tr.axis_pieces(kind)
+    head_index, q_vec, k_mat, _ = head_vectors(tr, kind, layer, head, position)
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
     real_labels = dict(labels, x=t("key", lang), y=t("weight", lang), title=t(
         "model_scaling_title", lang, layer=layer, head=head_index + 1, token=queries[position], d_k=q_vec.shape[0]))
-    chart(softmax_viz.softmax_pair_figure(k_mat @ q_vec, q_vec.shape[0], keys_tokens, real_labels, masked),
+    chart(softmax_viz.softmax_pair_figure(k_mat @ q_vec, q_vec.shape[0], key_tokens, real_labels, masked),
           key="model-scaling")
 
 
@@ -238,14 +297,10 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
     st.caption(t("explain_steps", lang))
     kind = kind_selector(lang, "steps_kind")
     position = query_selector(tr, kind, lang, "steps_query")
-    head_index = 0 if head == "mean" else int(head) - 1
     queries, keys = tr.axis_pieces(kind)
-    qkv = tr.qkv[kind]
+    head_index, q_vec, k_mat, v_mat = head_vectors(tr, kind, layer, head, position)
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
-    steps = steps_viz.attention_steps(
-        qkv["q"][layer - 1, head_index, position], qkv["k"][layer - 1, head_index], qkv["v"][layer - 1, head_index],
-        masked,
-    )
+    steps = steps_viz.attention_steps(q_vec, k_mat, v_mat, masked)
     labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked")}
     labels.update(scaled=t("scaled_scores", lang), key=t("key", lang), mask=t("mask_col", lang))
     st.markdown(f"**{t('qkv_title', lang, layer=layer, head=head_index + 1)}**")
@@ -257,19 +312,113 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
     st.caption(t("steps_matches", lang, token=queries[position], diff=float(np.abs(model_row - steps.weights).max())))
 
 
+def statistic_label(name: str, lang: str) -> str:
+    return t(f"stat_{name}", lang)
+
+
+def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> None:
+    stats = probe.translation_statistics(tr)
+    kind = kind_selector(lang, "stats_kind")
+    names = list(stats[kind])
+    if st.session_state.get("stats_name") not in names:
+        st.session_state.stats_name = names[0]
+    name = st.selectbox(t("statistic", lang), names, format_func=lambda n: statistic_label(n, lang), key="stats_name")
+    labels = dict(layer_label=t("layer", lang), head_label=t("head", lang))
+    chart(statistic_grid(stats[kind][name], t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang),
+                                                                  statistic=statistic_label(name, lang)), **labels),
+          key="stats-grid")
+    frame = probe.statistics_frame({kind: stats[kind]})
+    st.caption(t("heads_table", lang))
+    st.dataframe(frame.drop(columns="kind").round(3), hide_index=True, width="stretch", key="stats-table")
+
+    st.markdown(f"**{t('inspect_head', lang)}**")
+    cfg = get_model(checkpoint).model.cfg
+    left, right, button = st.columns([1, 1, 2])
+    layer = left.selectbox(t("layer", lang), list(range(1, cfg.n_encoder_layers + 1)), key="inspect_layer")
+    head = right.selectbox(t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
+    button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(kind, layer, head))
+
+    st.subheader(t("corpus_title", lang))
+    corpus = shipped_csv(checkpoint, "head_stats.csv")
+    if corpus is None:
+        st.info(t("corpus_missing", lang, path=checkpoint))
+    else:
+        rows = corpus[corpus["kind"] == kind]
+        if name in rows and rows[name].notna().any():
+            values = rows.pivot(index="layer", columns="head", values=name).to_numpy()
+            roles = rows.pivot(index="layer", columns="head", values="role").fillna("").to_numpy().tolist()
+            chart(statistic_grid(values, t("corpus_grid_title", lang, kind=t(KIND_TAB[kind], lang),
+                                                 statistic=statistic_label(name, lang)), roles=roles, **labels),
+                  key="corpus-grid")
+        named = corpus[corpus["role"].fillna("") != ""][["kind", "layer", "head", "role"]]
+        st.markdown(f"**{t('named_heads', lang)}**")
+        if named.empty:
+            st.caption(t("no_named_heads", lang))
+        else:
+            st.dataframe(named, hide_index=True, width="stretch")
+    ranking = shipped_csv(checkpoint, "head_ablation.csv")
+    if ranking is None:
+        st.info(t("ablation_ranking_missing", lang, path=checkpoint))
+    else:
+        baseline = ranking["bleu"] + ranking["bleu_drop"]
+        st.markdown(f"**{t('ablation_ranking', lang, bleu=round(float(baseline.iloc[0]), 2))}**")
+        st.dataframe(ranking.head(20), hide_index=True, width="stretch")
+
+
+def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
+                  word_level: bool, languages: tuple[str, str]) -> None:
+    st.caption(t("ablation_hint", lang))
+    cfg = get_model(checkpoint).model.cfg
+    options = [f"{kind}:{l}:{h}" for kind in KINDS for l in range(1, cfg.n_encoder_layers + 1)
+               for h in range(1, cfg.n_heads + 1)]
+    chosen = st.multiselect(t("ablate_heads", lang), options, format_func=lambda o: head_option_label(o, lang),
+                            key="ablate")
+    if not chosen:
+        return
+    ablated_key = tuple(sorted(chosen))
+    ablated = get_hypotheses(checkpoint, tr.source_text, beam, ablated_key)[0]
+    left, right = st.columns(2)
+    left.caption(t("original", lang))
+    left.markdown(f"#### {markdown_literal(tr.target_text)}")
+    right.caption(t("ablated", lang))
+    right.markdown(f"#### {markdown_literal(ablated.target_text)}")
+    # How much less likely the original translation became: teacher-force it through the ablated model.
+    forced = get_forced(checkpoint, tr.source_text, reference_ids=tuple(tr.target_ids), ablated=ablated_key)
+    st.markdown(t("logprob_change", lang, before=tr.log_prob, after=forced.log_prob, delta=forced.log_prob - tr.log_prob))
+    st.markdown(f"**{t('ablated_map', lang)}**")
+    kind = kind_selector(lang, "ablation_kind")
+    fig, *_ = attention_heatmap(ablated, kind, layer, head, lang, word_level, languages)
+    chart(fig, key="ablation-heatmap")
+
+
+def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
+    st.caption(t("explain_decoding_steps", lang))
+    n = len(tr.target_pieces)
+    if st.session_state.get("decode_step", 0) >= n:
+        st.session_state.decode_step = 0
+    step = st.slider(t("step", lang), 0, n - 1, key="decode_step") if n > 1 else 0
+    decoder_inputs = tr.decoder_input_pieces
+    st.markdown(t("partial_output", lang, step=step))
+    st.code(" ".join(decoder_inputs[: step + 1]), language=None)
+    labels = dict(self=t("step_self", lang), cross=t("step_cross", lang), next=t("step_next", lang),
+                  weight=t("weight", lang), probability=t("probability", lang))
+    fig = decoding_step_figure(
+        step,
+        selected_weights(tr.decoder_self_attention, layer, head)[step],
+        decoder_inputs,
+        selected_weights(tr.cross_attention, layer, head)[step],
+        tr.source_pieces,
+        tr.alternatives[step],
+        tr.target_pieces[step],
+        labels,
+    )
+    chart(fig, key="decoding-step")
+
+
 # ---------------------------------------------------------------------------------------------- page
 
 
-def main() -> None:
-    st.set_page_config(page_title="Attention explorer", layout="wide")
-    checkpoints = [str(p) for p in list_checkpoints(CHECKPOINT_ROOT)]
-    lang = st.session_state.get("lang", st.query_params.get("lang", "en"))
-    lang = lang if lang in LANGUAGES else "en"
-    if not checkpoints:
-        st.error(t("no_checkpoints", lang, root=CHECKPOINT_ROOT))
-        st.stop()
-    init_state(checkpoints)
-
+def sidebar(checkpoints: list[str]) -> None:
     with st.sidebar:
         st.radio(t("interface_language", st.session_state.lang), list(LANGUAGES), format_func=LANGUAGES.get,
                  horizontal=True, key="lang")
@@ -284,17 +433,10 @@ def main() -> None:
             st.session_state.setdefault("beam_size", 4)
             st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
+        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang))
 
-    st.title(t("title", lang))
-    st.caption(t("subtitle", lang))
 
-    try:
-        loaded = get_model(st.session_state.checkpoint)
-    except CheckpointError as e:
-        st.error(t("checkpoint_error", lang, error=markdown_literal(str(e))))
-        st.stop()
-    cfg = loaded.model.cfg
-
+def view_selectors(cfg, lang: str) -> None:
     with st.sidebar:
         st.subheader(t("view", lang))
         st.session_state.layer = min(max(1, int(st.session_state.layer)), cfg.n_encoder_layers)
@@ -303,34 +445,78 @@ def main() -> None:
         if st.session_state.head not in heads:
             st.session_state.head = "1"
         st.selectbox(t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang))
+        st.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
+
+
+def main() -> None:
+    st.set_page_config(page_title="Attention explorer", layout="wide")
+    checkpoints = [str(p) for p in list_checkpoints(CHECKPOINT_ROOT)]
+    lang = st.session_state.get("lang", st.query_params.get("lang", "en"))
+    lang = lang if lang in LANGUAGES else "en"
+    if not checkpoints:
+        st.error(t("no_checkpoints", lang, root=markdown_literal(str(CHECKPOINT_ROOT))))
+        st.stop()
+    init_state(checkpoints)
+    sidebar(checkpoints)
+    lang = st.session_state.lang
+
+    st.title(t("title", lang))
+    st.caption(t("subtitle", lang))
+    checkpoint = st.session_state.checkpoint
+    try:
+        loaded = get_model(checkpoint)
+    except CheckpointError as e:
+        st.error(t("checkpoint_error", lang, error=markdown_literal(str(e))))
+        st.stop()
+    cfg = loaded.model.cfg
+    languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
+    view_selectors(cfg, lang)
     write_url()
 
-    sentence = st.session_state.sentence
-    if not sentence or not sentence.strip():
+    sentence = st.session_state.sentence.strip()
+    if not sentence:
         st.warning(t("empty_input", lang))
         st.stop()
-    tr = get_translation(st.session_state.checkpoint, sentence.strip(), int(st.session_state.beam))
+    beam = int(st.session_state.beam)
+    hypotheses = get_hypotheses(checkpoint, sentence, beam)
+    choice = 0
+    if len(hypotheses) > 1:
+        choice = st.sidebar.selectbox(
+            t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
+            format_func=lambda i: f"{i + 1}. {hypotheses[i].target_text} ({hypotheses[i].log_prob:.2f})",
+        )
+    model_output = hypotheses[min(choice, len(hypotheses) - 1)]
+    reference = st.session_state.reference.strip()
+    tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
+
     if tr.truncated:
         st.warning(t("truncated", lang, limit=cfg.max_len, kept=len(tr.source_pieces) - 1))
     if tr.unknown_source_pieces:
         st.warning(t("unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_source_pieces)))))
     if not tr.finished:
         st.info(t("unfinished", lang))
+    show_translation(tr, model_output, lang)
 
-    show_translation(tr, lang)
-    layer, head = int(st.session_state.layer), st.session_state.head
-    tabs = st.tabs([t(k, lang) for k in ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional",
-                                          "tab_softmax", "tab_steps")])
-    for tab, kind in zip(tabs[:3], KINDS):
-        with tab:
-            show_attention(tr, kind, layer, head, lang)
-    tabs[0].caption(t("explain_multihead", lang))
-    with tabs[3]:
+    layer, head, word_level = int(st.session_state.layer), st.session_state.head, st.session_state.word_level
+    tab_keys = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
+                "tab_ablation", "tab_decoding")
+    tabs = dict(zip(tab_keys, st.tabs([t(k, lang) for k in tab_keys])))
+    for kind in KINDS:
+        with tabs[KIND_TAB[kind]]:
+            show_attention(tr, kind, layer, head, lang, word_level, languages)
+    tabs["tab_encoder"].caption(t("explain_multihead", lang))
+    with tabs["tab_positional"]:
         show_positional(cfg.d_model, lang)
-    with tabs[4]:
+    with tabs["tab_softmax"]:
         show_scaling(tr, layer, head, lang)
-    with tabs[5]:
+    with tabs["tab_steps"]:
         show_steps(tr, layer, head, lang)
+    with tabs["tab_heads"]:
+        show_head_statistics(tr, checkpoint, lang)
+    with tabs["tab_ablation"]:
+        show_ablation(model_output, checkpoint, beam, layer, head, lang, word_level, languages)
+    with tabs["tab_decoding"]:
+        show_decoding_steps(tr, layer, head, lang)
 
 
 main()

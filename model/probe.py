@@ -123,15 +123,27 @@ def name_heads(frame: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
     return frame.assign(role=labels)
 
 
-def word_level(weights: np.ndarray, query_pieces: list[str], key_pieces: list[str]):
+def word_level(
+    weights: np.ndarray,
+    query_pieces: list[str],
+    key_pieces: list[str],
+    query_language: str = "en",
+    key_language: str = "en",
+    masked: np.ndarray | None = None,
+):
     """Attention between words instead of pieces: sum over a word's key pieces (the weight the word receives),
-    mean over its query pieces (rows still sum to 1). -> (weights, query words, key words)"""
-    q_groups, k_groups = group_pieces_into_words(query_pieces), group_pieces_into_words(key_pieces)
+    mean over its query pieces (rows still sum to 1). A word cell is masked only when every piece cell in it is.
+    -> (weights, query words, key words, masked words or None)"""
+    q_groups = group_pieces_into_words(query_pieces, query_language)
+    k_groups = group_pieces_into_words(key_pieces, key_language)
     w = np.asarray(weights, dtype=np.float64)
     summed = np.stack([w[:, g].sum(-1) for g in k_groups], axis=-1)  # (queries, key words)
     out = np.stack([summed[g].mean(0) for g in q_groups], axis=0)  # (query words, key words)
     join = lambda pieces, groups: ["".join(pieces[i] for i in g) for g in groups]  # noqa: E731
-    return out, join(query_pieces, q_groups), join(key_pieces, k_groups)
+    masked_words = None
+    if masked is not None:
+        masked_words = np.array([[masked[np.ix_(qg, kg)].all() for kg in k_groups] for qg in q_groups])
+    return out, join(query_pieces, q_groups), join(key_pieces, k_groups), masked_words
 
 
 def corpus_statistics(loaded, sentences: list[str], progress: bool = True) -> pd.DataFrame:

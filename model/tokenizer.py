@@ -85,10 +85,12 @@ class Tokenizer:
         return [self.piece(i) for i in ids]
 
 
-def group_pieces_into_words(pieces: list[str]) -> list[list[int]]:
+def group_pieces_into_words(pieces: list[str], language: str = "en") -> list[list[int]]:
     """Indices of the pieces that make up each word: a new word starts at a piece beginning with "▁", and
-    special tokens (<s>, </s>, <unk>) stand alone. For Chinese, SentencePiece "words" are the chunks between
-    spaces in its normalised text, so a whole clause may be one word; pieces are still the finer view."""
+    special tokens (<s>, </s>) stand alone. Chinese is written without spaces, so "▁" marks only the start of
+    the sentence; there each piece (a character or a frequent word such as 我们) is its own unit."""
+    if language.startswith("zh"):
+        return [[i] for i in range(len(pieces))]
     words: list[list[int]] = []
     for i, piece in enumerate(pieces):
         if not words or _is_special(piece) or piece.startswith(WORD_BOUNDARY) or _is_special(pieces[i - 1]):

@@ -33,15 +33,15 @@ def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
 
 @pytest.fixture
 def translations(monkeypatch):
-    """Counts calls to the model's translate, to show what is cached."""
+    """Counts the app's calls into the model's decoding, to show what is cached."""
     calls = []
-    real = decode.translate
+    real = decode.translate_hypotheses
 
     def counting(*args, **kwargs):
         calls.append(args[3])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(decode, "translate", counting)
+    monkeypatch.setattr(decode, "translate_hypotheses", counting)
     return calls
 
 
@@ -58,14 +58,8 @@ def figures(at: AppTest) -> dict[str, dict]:
 
 
 def _chart_key(element) -> str:
-    # Streamlit's element id embeds the user key ("...-heatmap-cross"); keep the part after "$$ID-...-".
-    ident = element.proto.id
-    for key in ("heatmap-encoder_self", "heatmap-decoder_self", "heatmap-cross", "grid-encoder_self",
-                "grid-decoder_self", "grid-cross", "pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair",
-                "saturation", "model-scaling", "steps-vectors", "steps-bars", "steps-output"):
-        if ident.endswith(key):
-            return key
-    return ident
+    # Streamlit's element id is "$$ID-<32 hex digits>-<the key the app gave the chart>".
+    return element.proto.id.split("-", 2)[2]
 
 
 def plotly_array(value) -> np.ndarray:
@@ -222,3 +216,61 @@ def test_no_checkpoint_at_all_gets_a_message(tmp_path, monkeypatch):
     at = run_app()
     assert not at.exception
     assert "No checkpoint" in at.error[0].value
+
+
+# ---------------------------------------------------------------------------------------- probing heads (issue 4)
+
+
+def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
+    at = run_app()
+    grid = figures(at)["stats-grid"]
+    assert heat(grid).shape == (2, 4)  # the tiny model: 2 layers x 4 heads
+    at.selectbox(key="inspect_layer").select(2).run()
+    at.selectbox(key="inspect_head").select(3).run()
+    next(b for b in at.button if b.label.startswith("Show layer 2, head 3")).click().run()
+    assert not at.exception
+    assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == "3"
+    assert "layer 2" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+
+
+def test_ablating_heads_retranslates_and_reports_the_log_prob_change(checkpoint_root):
+    at = run_app()
+    assert "ablation-heatmap" not in figures(at)
+    at.multiselect(key="ablate").select("encoder_self:1:1").select("encoder_self:1:2").run()
+    assert not at.exception
+    assert "ablation-heatmap" in figures(at)
+    change = next(m.value for m in at.markdown if "Log-probability of the original translation" in m.value)
+    assert "change" in change
+    # The encoder map of layer 2 differs once layer-1 heads are off (the ablated run is a new run).
+    at.radio(key="ablation_kind").set_value("encoder_self").run()
+    at.selectbox(key="layer").select(2).run()
+    figs = figures(at)
+    assert not np.allclose(heat(figs["ablation-heatmap"]), heat(figs["heatmap-encoder_self"]))
+
+
+def test_teacher_forcing_a_reference_changes_the_target_axis(checkpoint_root):
+    at = run_app()
+    at.text_input(key="reference").input("我喜欢茶。").run()
+    assert not at.exception
+    assert any("Teacher forcing" in i.value for i in at.info)
+    ticks = "".join(figures(at)["heatmap-cross"]["layout"]["yaxis"]["ticktext"])
+    assert "喜欢" in ticks or "茶" in ticks
+
+
+def test_decoding_step_slider_moves_through_the_output(checkpoint_root):
+    at = run_app()
+    first = figures(at)["decoding-step"]
+    at.slider(key="decode_step").set_value(2).run()
+    assert not at.exception
+    moved = figures(at)["decoding-step"]
+    assert len(moved["layout"]["xaxis"]["ticktext"]) == 3 and len(first["layout"]["xaxis"]["ticktext"]) == 1
+
+
+def test_word_level_view_merges_pieces(checkpoint_root):
+    at = run_app()
+    pieces = figures(at)["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]
+    at.checkbox(key="word_level").check().run()
+    assert not at.exception
+    words = figures(at)["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]
+    assert len(words) < len(pieces)
+    np.testing.assert_allclose(heat(figures(at)["heatmap-encoder_self"]).sum(-1), 1.0, atol=1e-5)

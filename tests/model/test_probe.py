@@ -85,10 +85,26 @@ def test_punctuation_pieces():
 def test_word_level_attention_sums_keys_and_averages_queries():
     pieces = ["▁I", "▁li", "ke", "▁tea", "</s>"]
     weights = np.full((5, 5), 0.2)
-    words, queries, keys = word_level(weights, pieces, pieces)
+    words, queries, keys, _ = word_level(weights, pieces, pieces)
     assert keys == ["▁I", "▁like", "▁tea", "</s>"] and queries == keys
     np.testing.assert_allclose(words[0], [0.2, 0.4, 0.2, 0.2])
     np.testing.assert_allclose(words.sum(-1), 1.0)
+
+
+def test_word_level_keeps_chinese_pieces_and_masks_only_fully_masked_words():
+    from viz.attention import causal_mask
+
+    decoder = ["<s>", "▁汤姆", "在", "看"]
+    mask = causal_mask(4)
+    weights = np.tril(np.ones((4, 4)))
+    weights /= weights.sum(-1, keepdims=True)
+    words, queries, keys, masked = word_level(weights, decoder, decoder, "zh", "zh", masked=mask)
+    assert queries == decoder and (masked == mask).all()
+    english = ["<s>", "▁li", "ke", "▁tea"]
+    _, q, _, masked = word_level(weights, english, english, masked=mask)
+    assert q == ["<s>", "▁like", "▁tea"]
+    # "▁like" (pieces 1-2) as a query sees its own first piece, so that cell is not masked; "▁tea" is.
+    assert masked.tolist() == [[False, True, True], [False, False, True], [False, False, False]]
 
 
 def test_teacher_forcing_the_models_own_output_reproduces_its_attention(tiny_model, tiny_tokenizers):

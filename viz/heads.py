@@ -1,0 +1,40 @@
+"""Per-head measurements as a layers x heads grid, so the interesting heads stand out at a glance."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+
+def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", head_label: str = "head",
+                   colorscale: str = "Viridis", roles: list[list[str]] | None = None) -> go.Figure:
+    """values (layers, heads) -> heatmap with layers down and heads across, numbered from 1, value in each cell.
+    roles: optional (layers, heads) text shown on hover (e.g. "previous-token")."""
+    values = np.asarray(values, dtype=float)
+    n_layers, n_heads = values.shape
+    custom = roles if roles is not None else [[""] * n_heads for _ in range(n_layers)]
+    custom = [[html.escape(r, quote=False) for r in row] for row in custom]
+    fig = go.Figure(
+        go.Heatmap(
+            z=values,
+            x=list(range(1, n_heads + 1)),
+            y=list(range(1, n_layers + 1)),
+            colorscale=colorscale,
+            texttemplate="%{z:.2f}",
+            textfont=dict(size=10),
+            customdata=custom,
+            hovertemplate=f"{layer_label} %{{y}}, {head_label} %{{x}}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis=dict(title=head_label, tickmode="array", tickvals=list(range(1, n_heads + 1)), side="top"),
+        yaxis=dict(title=layer_label, tickmode="array", tickvals=list(range(1, n_layers + 1)), autorange="reversed"),
+        height=60 + 42 * n_layers,
+        margin=dict(l=10, r=10, t=80, b=10),
+    )
+    return fig
