@@ -137,6 +137,7 @@ def parse_args(argv=None):
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--layers", type=int, default=6, help="encoder layers = decoder layers")
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--norm-first", action="store_true", help="pre-norm residuals instead of the paper's post-norm")
     p.add_argument("--label-smoothing", type=float, default=0.1)
     p.add_argument("--warmup", type=int, default=1000)
     p.add_argument("--lr-factor", type=float, default=1.0)
@@ -201,6 +202,7 @@ def main(argv=None):
         n_decoder_layers=args.layers,
         dropout=args.dropout,
         max_len=args.max_len,
+        norm_first=args.norm_first,
     )
     torch.manual_seed(args.seed)
     model = Transformer(cfg)

@@ -37,6 +37,9 @@ class TransformerConfig:
     bos_id: int = 2
     eos_id: int = 3
     tie_target_embeddings: bool = True  # Section 3.4: decoder input embedding shares weights with the output layer
+    # False: the paper's post-norm, LayerNorm(x + Sublayer(x)). True: pre-norm, x + Sublayer(LayerNorm(x)), with a
+    # final LayerNorm after each stack (Xiong et al., 2020), which trains deep stacks more reliably.
+    norm_first: bool = False
 
     def __post_init__(self):
         if self.d_model % self.n_heads:
@@ -185,15 +188,24 @@ class PositionwiseFeedForward(nn.Module):
 
 
 class SublayerConnection(nn.Module):
-    """Section 3.1 / 5.4: LayerNorm(x + Dropout(Sublayer(x))), the paper's post-norm residual."""
+    """Section 3.1 / 5.4: the paper's post-norm residual LayerNorm(x + Dropout(Sublayer(x))), or, with
+    norm_first, the pre-norm variant x + Dropout(Sublayer(LayerNorm(x))).
 
-    def __init__(self, d_model: int, dropout: float):
+    Used in two steps so a layer can keep its attention weights: sublayer(connection.input(x)), then
+    connection(x, sublayer_output)."""
+
+    def __init__(self, d_model: int, dropout: float, norm_first: bool = False):
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def input(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x) if self.norm_first else x
 
     def forward(self, x: torch.Tensor, sublayer_output: torch.Tensor) -> torch.Tensor:
-        return self.norm(x + self.dropout(sublayer_output))
+        x = x + self.dropout(sublayer_output)
+        return x if self.norm_first else self.norm(x)
 
 
 @dataclass
@@ -219,13 +231,14 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.sublayer_attention = SublayerConnection(cfg.d_model, cfg.dropout)
-        self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout)
+        self.sublayer_attention = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
     def forward(self, x, src_mask, **attention_kwargs) -> tuple[torch.Tensor, AttentionOutput]:
-        attn = self.self_attention(x, x, src_mask, **attention_kwargs)
+        h = self.sublayer_attention.input(x)
+        attn = self.self_attention(h, h, src_mask, **attention_kwargs)
         x = self.sublayer_attention(x, attn.output)
-        x = self.sublayer_ffn(x, self.feed_forward(x))
+        x = self.sublayer_ffn(x, self.feed_forward(self.sublayer_ffn.input(x)))
         return x, attn
 
 
@@ -235,17 +248,18 @@ class DecoderLayer(nn.Module):
         self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.sublayer_self = SublayerConnection(cfg.d_model, cfg.dropout)
-        self.sublayer_cross = SublayerConnection(cfg.d_model, cfg.dropout)
-        self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout)
+        self.sublayer_self = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sublayer_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
     def forward(self, y, memory, tgt_mask, src_mask, self_kwargs: dict, cross_kwargs: dict):
-        self_attn = self.self_attention(y, y, tgt_mask, **self_kwargs)
+        h = self.sublayer_self.input(y)
+        self_attn = self.self_attention(h, h, tgt_mask, **self_kwargs)
         y = self.sublayer_self(y, self_attn.output)
         # Queries come from the decoder, keys and values from the encoder output ("memory").
-        cross_attn = self.cross_attention(y, memory, src_mask, **cross_kwargs)
+        cross_attn = self.cross_attention(self.sublayer_cross.input(y), memory, src_mask, **cross_kwargs)
         y = self.sublayer_cross(y, cross_attn.output)
-        y = self.sublayer_ffn(y, self.feed_forward(y))
+        y = self.sublayer_ffn(y, self.feed_forward(self.sublayer_ffn.input(y)))
         return y, self_attn, cross_attn
 
 
@@ -285,6 +299,9 @@ class Transformer(nn.Module):
         self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
+        # Pre-norm stacks end in a LayerNorm (their residual stream is never normalised otherwise).
+        self.encoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
         self._init_weights()
         if cfg.tie_target_embeddings:
@@ -308,7 +325,7 @@ class Transformer(nn.Module):
             x, attn = layer(x, src_mask, **options.for_layer(i))
             per_layer.append(attn)
         weights, qkv = _stack(per_layer)
-        return EncoderOutput(x, src_mask, weights, qkv)
+        return EncoderOutput(self.encoder_norm(x), src_mask, weights, qkv)
 
     def decode(
         self,
@@ -332,7 +349,7 @@ class Transformer(nn.Module):
             cross_layers.append(cross_attn)
         self_weights, self_qkv = _stack(self_layers)
         cross_weights, cross_qkv = _stack(cross_layers)
-        return DecoderOutput(self.generator(y), self_weights, cross_weights, self_qkv, cross_qkv)
+        return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv)
 
     def forward(
         self,

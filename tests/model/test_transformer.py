@@ -159,3 +159,21 @@ def test_model_holds_no_per_input_state(tiny_model):
     src, tgt_in = batch_with_padding(tiny_model)
     tiny_model(src, tgt_in, need_weights=True, need_qkv=True)
     assert {name: sorted(vars(m)) for name, m in tiny_model.named_modules()} == before
+
+
+def test_pre_norm_variant_keeps_every_guarantee(tiny_tokenizers):
+    """norm_first (pre-norm) changes where LayerNorm sits, not what attention is: rows sum to 1, masks are
+    exact, and the explicit and fast attention paths agree."""
+    from ..conftest import tiny_config
+
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(*tiny_tokenizers, norm_first=True)).eval()
+    assert isinstance(model.encoder_norm, torch.nn.LayerNorm)
+    src, tgt_in = batch_with_padding(model)
+    encoded, explicit = model(src, tgt_in, need_weights=True)
+    _, fast = model(src, tgt_in)
+    torch.testing.assert_close(explicit.logits, fast.logits, atol=1e-5, rtol=1e-5)
+    for weights in (encoded.attention, explicit.self_attention, explicit.cross_attention):
+        torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
+    t = tgt_in.size(1)
+    assert (explicit.self_attention[..., ~torch.ones(t, t, dtype=torch.bool).tril()] == 0).all()
