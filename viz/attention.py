@@ -103,7 +103,9 @@ def attention_heatmap(
                     f"{query_axis}: %{{y}} %{{customdata[0]}}<br>{key_axis}: %{{x}} %{{customdata[1]}}"
                     f"<br>{masked_label}<extra></extra>"
                 ),
-                texttemplate="×" if show_values else None,
+                # Plotly would print a texttemplate in every cell, so the "×" goes only where the mask is.
+                text=np.where(masked, "×", "").tolist() if show_values else None,
+                texttemplate="%{text}" if show_values else None,
                 xgap=1,
                 ygap=1,
                 name="masked",
