@@ -31,10 +31,12 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
         )
     )
     fig.update_layout(
-        title=title,
-        xaxis=dict(title=head_label, tickmode="array", tickvals=list(range(1, n_heads + 1)), side="top"),
+        # The head axis sits on top, like the attention maps; the title goes above it with room to spare.
+        title=dict(text=html.escape(title, quote=False), y=0.99, yanchor="top"),
+        xaxis=dict(title=dict(text=head_label, standoff=4), tickmode="array", tickvals=list(range(1, n_heads + 1)),
+                   side="top"),
         yaxis=dict(title=layer_label, tickmode="array", tickvals=list(range(1, n_layers + 1)), autorange="reversed"),
-        height=60 + 42 * n_layers,
-        margin=dict(l=10, r=10, t=80, b=10),
+        height=110 + 42 * n_layers,
+        margin=dict(l=10, r=10, t=110, b=10),
     )
     return fig

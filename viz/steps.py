@@ -56,7 +56,7 @@ def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str
     """q (1 x d_k), K and V (keys x d_k) of one head, side by side."""
     keys = [html.escape(t, quote=False) for t in key_tokens]
     fig = make_subplots(rows=1, cols=3, subplot_titles=[labels["q"], labels["k"], labels["v"]],
-                        row_heights=[1.0], horizontal_spacing=0.06)
+                        row_heights=[1.0], horizontal_spacing=0.12)
     limit = float(max(np.abs(steps.k).max(), np.abs(steps.q).max(), np.abs(steps.v).max(), 1e-6))
     for col, (z, rows) in enumerate(((steps.q[None, :], [html.escape(query_token, quote=False)]),
                                      (steps.k, keys), (steps.v, keys)), start=1):
@@ -66,8 +66,9 @@ def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str
                        hovertemplate="%{customdata}<br>dim %{x}: %{z:.3f}<extra></extra>"),
             row=1, col=col,
         )
+        # V has the same rows as K; labelling them once keeps the panels from overlapping.
         fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed",
-                         row=1, col=col)
+                         showticklabels=col != 3, row=1, col=col)
         fig.update_xaxes(title_text="d_k", row=1, col=col)
     fig.update_layout(height=max(260, 80 + 24 * len(key_tokens)), margin=dict(l=10, r=10, t=40, b=10))
     return fig
