@@ -59,14 +59,15 @@ def greedy_batch(
     encoded = model.encode(src, AttentionOptions(head_mask=head_mask.get("encoder_self")))
     self_opts = AttentionOptions(head_mask=head_mask.get("decoder_self"))
     cross_opts = AttentionOptions(head_mask=head_mask.get("cross"))
-    limit = max_len or max_output_length(model, src.size(1))
+    # Each sentence gets the length limit it would get alone, so batching never changes a translation.
+    limits = torch.tensor([max_len or max_output_length(model, len(s)) for s in sources])
     ys = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
     finished = torch.zeros(len(sources), dtype=torch.bool)
-    for _ in range(limit):
+    for step in range(int(limits.max())):
         logits = model.decode(ys, encoded, self_opts, cross_opts).logits[:, -1]
         next_token = logits.argmax(-1).masked_fill(finished, PAD_ID)
         ys = torch.cat([ys, next_token[:, None]], dim=1)
-        finished |= next_token == EOS_ID
+        finished |= (next_token == EOS_ID) | (limits <= step + 1)
         if finished.all():
             break
     outputs = []

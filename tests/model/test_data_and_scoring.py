@@ -1,0 +1,43 @@
+"""Splitting keeps every English sentence in one split; scoring is multi-reference sacrebleu."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.data import DEFAULT_DATA_DIR, Example, load_splits, read_tatoeba, split_grouped, training_pairs
+from model.evaluate import score, translate_corpus
+
+TATOEBA = DEFAULT_DATA_DIR / "tatoeba-en-zh" / "cmn-eng.tsv"
+
+
+def test_grouped_split_is_deterministic_and_disjoint(tiny_corpus_dir):
+    examples = read_tatoeba(tiny_corpus_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
+    assert len(examples) == 20 and all(len(e.references) == 3 for e in examples)  # repeats grouped
+    a, b = split_grouped(examples, 2, 3), split_grouped(list(reversed(examples)), 2, 3)
+    assert [e.source for e in a.test] == [e.source for e in b.test]  # independent of file order
+    sources = [{e.source for e in split} for split in (a.train, a.valid, a.test)]
+    assert not (sources[0] & sources[1]) and not (sources[0] & sources[2]) and not (sources[1] & sources[2])
+    assert len(training_pairs(a.train)) == 3 * len(a.train)
+
+
+@pytest.mark.skipif(not TATOEBA.exists(), reason="the shared Tatoeba corpus is not beside the repository")
+def test_tatoeba_split_sizes_and_multi_reference_test_set():
+    splits = load_splits("tatoeba-en-zh")
+    assert (len(splits.valid), len(splits.test)) == (1000, 1500)
+    train_sources = {e.source for e in splits.train}
+    assert not train_sources & {e.source for e in splits.test}
+    assert any(len(e.references) > 1 for e in splits.test)
+
+
+def test_multi_reference_bleu_uses_every_reference():
+    examples = [Example("a", ["我是汤姆。", "我叫汤姆。"]), Example("b", ["他走了。"])]
+    perfect = score(["我叫汤姆。", "他走了。"], examples, tokenize="zh")
+    assert perfect["bleu"] == pytest.approx(100.0) and perfect["chrf"] == pytest.approx(100.0)
+    assert score(["你好。", "他走了。"], examples, tokenize="zh")["bleu"] < 100
+
+
+def test_translate_corpus_keeps_input_order(tiny_model, tiny_tokenizers):
+    sentences = ["I like tea.", "The dog is running.", "Good morning.", "It is raining today."]
+    batched = translate_corpus(tiny_model, *tiny_tokenizers, sentences, batch_size=2)
+    single = [translate_corpus(tiny_model, *tiny_tokenizers, [s])[0] for s in sentences]
+    assert batched == single
