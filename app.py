@@ -469,6 +469,8 @@ def main() -> None:
         st.error(t("checkpoint_error", lang, error=markdown_literal(str(e))))
         st.stop()
     cfg = loaded.model.cfg
+    if cfg.norm_first:
+        st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     view_selectors(cfg, lang)
     write_url()

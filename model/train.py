@@ -220,6 +220,9 @@ def main(argv=None):
         start_epoch, elapsed_before = state["epoch"] + 1, state["elapsed"]
         if rank == 0:
             print(f"resuming {run.dir} after epoch {state['epoch']}")
+            # A run killed after logging an epoch but before saving its state repeats that epoch: drop its line.
+            kept = [m for m in run.read_metrics() if m["epoch"] <= state["epoch"]]
+            run.metrics.write_text("".join(json.dumps(m) + "\n" for m in kept))
     trainable = torch.nn.parallel.DistributedDataParallel(model) if world > 1 else model
     if rank == 0:
         print(

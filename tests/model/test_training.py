@@ -158,3 +158,14 @@ def test_translate_cli_file_mode_keeps_line_alignment(tiny_checkpoint, tmp_path)
     assert done.returncode == 0, done.stderr
     lines = out.read_text(encoding="utf-8").split("\n")
     assert len(lines) == 4 and lines[1] == "" and lines[0] and lines[2]
+
+
+def test_resume_drops_metrics_of_an_epoch_whose_state_was_never_saved(tiny_corpus_dir, tmp_path):
+    run_dir = tmp_path / "run"
+    common = ["--data-dir", str(tiny_corpus_dir), "--run-dir", str(run_dir), *TINY_ARGS]
+    train.main([*common, "--epochs", "1"])
+    with open(run_dir / "metrics.jsonl", "a") as f:  # as if killed after logging epoch 2, before saving it
+        f.write(json.dumps({"epoch": 2, "step": 0, "train_loss": 0.0}) + "\n")
+    train.main([*common, "--epochs", "2"])
+    assert [m["epoch"] for m in metrics(run_dir)] == [1, 2]
+    assert metrics(run_dir)[1]["step"] > 0
