@@ -8,6 +8,7 @@ from viz/, which never calls the model.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -259,12 +260,31 @@ def show_positional(d_model: int, lang: str) -> None:
           key="pe-similarity")
 
 
-def head_vectors(tr: decode.Translation, kind: str, layer: int, head: str, position: int):
-    """The chosen head's q (of one query) and K, V; "mean over heads" has no vectors of its own, so head 1."""
+@dataclass
+class QueryChoice:
+    """One query of one head, chosen in a view: its kind, position, axis pieces, the head's q, K, V and mask row."""
+
+    kind: str
+    position: int
+    queries: list[str]
+    keys: list[str]
+    head_index: int
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    masked: np.ndarray | None
+
+
+def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefix: str) -> QueryChoice:
+    """Attention kind and query selectors; "mean over heads" has no vectors of its own, so it shows head 1."""
+    kind = kind_selector(lang, f"{prefix}_kind")
+    position = query_selector(tr, kind, lang, f"{prefix}_query")
+    queries, keys = tr.axis_pieces(kind)
     head_index = 0 if head == "mean" else int(head) - 1
     qkv = tr.qkv[kind]
-    return head_index, qkv["q"][layer - 1, head_index, position], qkv["k"][layer - 1, head_index], \
-        qkv["v"][layer - 1, head_index]
+    masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
+    return QueryChoice(kind, position, queries, keys, head_index, qkv["q"][layer - 1, head_index, position],
+                       qkv["k"][layer - 1, head_index], qkv["v"][layer - 1, head_index], masked)
 
 
 def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
@@ -282,34 +302,27 @@ def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> No
         "saturation_title", lang, n_keys=saturation["n_keys"]))), key="saturation")
 
     st.caption(t("explain_model_scaling", lang))
-    kind = kind_selector(lang, "scaling_kind")
-    position = query_selector(tr, kind, lang, "scaling_query")
-    queries, key_tokens = tr.axis_pieces(kind)
-    head_index, q_vec, k_mat, _ = head_vectors(tr, kind, layer, head, position)
-    masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
+    c = choose_query(tr, layer, head, lang, "scaling")
+    d_k = c.q.shape[0]
     real_labels = dict(labels, x=t("key", lang), y=t("weight", lang), title=t(
-        "model_scaling_title", lang, layer=layer, head=head_index + 1, token=queries[position], d_k=q_vec.shape[0]))
-    chart(softmax_viz.softmax_pair_figure(k_mat @ q_vec, q_vec.shape[0], key_tokens, real_labels, masked),
-          key="model-scaling")
+        "model_scaling_title", lang, layer=layer, head=c.head_index + 1, token=c.queries[c.position], d_k=d_k))
+    chart(softmax_viz.softmax_pair_figure(c.k @ c.q, d_k, c.keys, real_labels, c.masked), key="model-scaling")
 
 
 def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
     st.caption(t("explain_steps", lang))
-    kind = kind_selector(lang, "steps_kind")
-    position = query_selector(tr, kind, lang, "steps_query")
-    queries, keys = tr.axis_pieces(kind)
-    head_index, q_vec, k_mat, v_mat = head_vectors(tr, kind, layer, head, position)
-    masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
-    steps = steps_viz.attention_steps(q_vec, k_mat, v_mat, masked)
+    c = choose_query(tr, layer, head, lang, "steps")
+    steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
     labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked")}
     labels.update(scaled=t("scaled_scores", lang), key=t("key", lang), mask=t("mask_col", lang))
-    st.markdown(f"**{t('qkv_title', lang, layer=layer, head=head_index + 1)}**")
-    chart(steps_viz.vectors_figure(steps, queries[position], keys, labels), key="steps-vectors")
-    chart(steps_viz.steps_figure(steps, keys, labels), key="steps-bars")
-    st.dataframe(steps_viz.steps_table(steps, keys, labels), hide_index=True, width="stretch")
+    st.markdown(f"**{t('qkv_title', lang, layer=layer, head=c.head_index + 1)}**")
+    chart(steps_viz.vectors_figure(steps, c.queries[c.position], c.keys, labels), key="steps-vectors")
+    chart(steps_viz.steps_figure(steps, c.keys, labels), key="steps-bars")
+    st.dataframe(steps_viz.steps_table(steps, c.keys, labels), hide_index=True, width="stretch")
     chart(steps_viz.output_figure(steps, labels), key="steps-output")
-    model_row = tr.attention(kind)[layer - 1, head_index, position]
-    st.caption(t("steps_matches", lang, token=queries[position], diff=float(np.abs(model_row - steps.weights).max())))
+    model_row = tr.attention(c.kind)[layer - 1, c.head_index, c.position]
+    st.caption(t("steps_matches", lang, token=c.queries[c.position],
+                 diff=float(np.abs(model_row - steps.weights).max())))
 
 
 def statistic_label(name: str, lang: str) -> str:
