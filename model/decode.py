@@ -204,7 +204,8 @@ class Translation:
 
     @property
     def unknown_source_pieces(self) -> list[str]:
-        return [p for p, i in zip(self.source_pieces, self.source_ids) if i == UNK_ID]
+        """The source characters the tokenizer did not know (shown as "<unk:x>" pieces)."""
+        return [p[len("<unk:"):-1] for p, i in zip(self.source_pieces, self.source_ids) if i == UNK_ID]
 
     def attention(self, kind: str) -> np.ndarray:
         return {
@@ -223,8 +224,10 @@ class Translation:
 
 
 def encode_source(tokenizer: Tokenizer, text: str, max_len: int) -> tuple[list[int], list[str], bool]:
-    """Source ids and pieces ending in </s>, cut to max_len positions (truncated=True when cut)."""
+    """Source ids and pieces ending in </s>, cut to max_len positions (truncated=True when cut). A character the
+    tokenizer does not know becomes the unknown id, shown as "<unk:x>" so the reader sees both facts."""
     ids, pieces = tokenizer.encode_with_pieces(text)
+    pieces = [f"<unk:{p}>" if i == UNK_ID else p for i, p in zip(ids, pieces)]
     truncated = len(ids) + 1 > max_len
     if truncated:
         ids, pieces = ids[: max_len - 1], pieces[: max_len - 1]

@@ -99,6 +99,7 @@ def test_long_input_is_truncated_and_flagged(tiny_model, tiny_tokenizers):
 def test_unknown_characters_become_unknown_tokens_with_their_text(tiny_model, tiny_tokenizers):
     result = translate(tiny_model, *tiny_tokenizers, "I like ß tea.")
     assert "ß" in result.unknown_source_pieces
+    assert "<unk:ß>" in result.source_pieces
 
 
 def test_empty_input_is_an_error(tiny_model, tiny_tokenizers):
