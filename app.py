@@ -130,7 +130,7 @@ def use_example() -> None:
         st.session_state.sentence = st.session_state.example
 
 
-def inspect_head(kind: str, layer: int, head: int) -> None:
+def inspect_head(layer: int, head: int) -> None:
     st.session_state.update(layer=layer, head=str(head))
 
 
@@ -349,7 +349,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
     left, right, button = st.columns([1, 1, 2])
     layer = left.selectbox(t("layer", lang), list(range(1, cfg.n_encoder_layers + 1)), key="inspect_layer")
     head = right.selectbox(t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
-    button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(kind, layer, head))
+    button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(layer, head))
 
     st.subheader(t("corpus_title", lang))
     corpus = shipped_csv(checkpoint, "head_stats.csv")
@@ -496,11 +496,13 @@ def main() -> None:
     hypotheses = get_hypotheses(checkpoint, sentence, beam)
     choice = 0
     if len(hypotheses) > 1:
+        if st.session_state.get("hypothesis", 0) >= len(hypotheses):  # a new search found fewer hypotheses
+            st.session_state.hypothesis = 0
         choice = st.sidebar.selectbox(
             t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
             format_func=lambda i: f"{i + 1}. {hypotheses[i].target_text} ({hypotheses[i].log_prob:.2f})",
         )
-    model_output = hypotheses[min(choice, len(hypotheses) - 1)]
+    model_output = hypotheses[choice]
     reference = st.session_state.reference.strip()
     tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
 

@@ -201,6 +201,14 @@ def test_beam_search_setting(checkpoint_root, translations):
     assert not at.exception
     assert at.slider(key="beam_size").value == 4 and at.query_params["beam"] == "4"
     assert len(translations) == 2
+    # Every finished hypothesis can be inspected; picking another one swaps the maps, not the search.
+    box = at.selectbox(key="hypothesis")
+    assert len(box.options) >= 2
+    before = figures(at)["heatmap-cross"]["layout"]["yaxis"]["ticktext"]
+    box.select(1).run()
+    assert not at.exception and len(translations) == 2
+    after = figures(at)["heatmap-cross"]["layout"]["yaxis"]["ticktext"]
+    assert before != after
 
 
 def test_a_broken_checkpoint_gets_a_message_not_a_traceback(checkpoint_root):
@@ -274,3 +282,16 @@ def test_word_level_view_merges_pieces(checkpoint_root):
     words = figures(at)["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]
     assert len(words) < len(pieces)
     np.testing.assert_allclose(heat(figures(at)["heatmap-encoder_self"]).sum(-1), 1.0, atol=1e-5)
+
+
+def test_default_page_with_the_shipped_checkpoint(monkeypatch):
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    st.cache_data.clear()
+    at = run_app()
+    assert not at.exception
+    assert at.selectbox(key="checkpoint").value.endswith("en-zh")
+    translation = at.markdown[0].value
+    assert translation.startswith("### ") and any("\u4e00" <= c <= "\u9fff" for c in translation)
+    figs = figures(at)
+    assert heat(figs["heatmap-cross"]).shape[1] == len(figs["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
+    assert heat(figs["grid-encoder_self"]).ndim == 2 and len(figs["grid-encoder_self"]["data"]) == 6 * 8
