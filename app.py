@@ -369,6 +369,8 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
             st.caption(t("no_named_heads", lang))
         else:
             st.dataframe(named, hide_index=True, width="stretch")
+        st.markdown(f"**{t('strongest_heads', lang)}**")
+        st.dataframe(probe.strongest_heads(corpus), hide_index=True, width="stretch")
     ranking = shipped_csv(checkpoint, "head_ablation.csv")
     if ranking is None:
         st.info(t("ablation_ranking_missing", lang, path=checkpoint))

@@ -79,7 +79,21 @@ def translation_statistics(tr: Translation) -> dict[str, dict[str, np.ndarray]]:
         boundary = len(keys) - 1 if kind in ("encoder_self", "cross") else 0  # </s> of the source; <s> of decoder
         out[kind] = head_statistics(tr.attention(kind), keys, boundary)
     out["cross"]["alignment_agreement"] = alignment_agreement(tr.cross_attention)
+    out["cross"]["source_order"] = source_order(tr.cross_attention)
     return out
+
+
+def source_order(cross: np.ndarray) -> np.ndarray:
+    """Correlation between the decoder position and the position of each row's strongest source key:
+    near 1 for a head that walks through the source in order. (layers, heads, tgt, src) -> (layers, heads)"""
+    strongest = cross.argmax(-1).astype(np.float64)  # (layers, heads, tgt)
+    steps = np.arange(strongest.shape[-1], dtype=np.float64)
+    if steps.size < 2:
+        return np.zeros(strongest.shape[:2])
+    centred = strongest - strongest.mean(-1, keepdims=True)
+    steps = steps - steps.mean()
+    norm = np.sqrt((centred**2).sum(-1) * (steps**2).sum())
+    return np.where(norm > 0, (centred * steps).sum(-1) / np.where(norm > 0, norm, 1.0), 0.0)
 
 
 def alignment_agreement(cross: np.ndarray) -> np.ndarray:
@@ -119,8 +133,28 @@ def name_heads(frame: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
             found.append("boundary sink")
         if row["kind"] == "cross" and row.get("alignment_agreement", 0) > threshold:
             found.append("follows the alignment")
+        if row["kind"] == "cross" and row.get("source_order", 0) > 0.7:
+            found.append("follows the source order")
         labels.append(", ".join(found))
     return frame.assign(role=labels)
+
+
+LOWER_IS_STRONGER = {"entropy", "distance"}
+
+
+def strongest_heads(frame: pd.DataFrame) -> pd.DataFrame:
+    """For every statistic and attention kind, the head where it is most pronounced (lowest entropy and
+    distance, highest of the rest): a named role needs a threshold, this shows the runner-up patterns too."""
+    rows = []
+    for kind, group in frame.groupby("kind", sort=False):
+        for name in [c for c in group.columns if c not in ("kind", "layer", "head", "role")]:
+            values = group[name].dropna()
+            if values.empty:
+                continue
+            best = group.loc[values.idxmin() if name in LOWER_IS_STRONGER else values.idxmax()]
+            rows.append({"statistic": name, "kind": kind, "layer": int(best["layer"]), "head": int(best["head"]),
+                         "value": round(float(best[name]), 3)})
+    return pd.DataFrame(rows)
 
 
 def word_level(

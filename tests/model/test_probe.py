@@ -77,6 +77,23 @@ def test_alignment_agreement():
     assert agreement[1].tolist() == [1.0, 1.0] and agreement[0, 0] == 1.0 and agreement[0, 1] == pytest.approx(1 / 3)
 
 
+def test_source_order_is_one_for_a_monotone_head_and_negative_for_a_reversed_one():
+    from model.probe import source_order
+
+    monotone, reversed_ = np.eye(4), np.eye(4)[::-1]
+    order = source_order(np.stack([monotone, reversed_])[None])
+    assert order[0, 0] == pytest.approx(1.0) and order[0, 1] == pytest.approx(-1.0)
+
+
+def test_strongest_heads_picks_lowest_entropy_and_highest_previous():
+    from model.probe import strongest_heads
+
+    stats = head_statistics(as_heads(np.full((4, 4), 0.25), shifted_identity(4)), list("abcd"), boundary_key=3)
+    table = strongest_heads(statistics_frame({"encoder_self": stats})).set_index("statistic")
+    assert table.loc["entropy", "head"] == 2 and table.loc["previous", "head"] == 2
+    assert table.loc["entropy", "value"] == 0.0
+
+
 def test_punctuation_pieces():
     assert is_punctuation("。") and is_punctuation("▁?") and is_punctuation(".")
     assert not is_punctuation("▁tea") and not is_punctuation("▁")
