@@ -27,9 +27,15 @@ def score(hypotheses: list[str], examples: list[Example], tokenize: str, lowerca
     """Multi-reference corpus BLEU and chrF; a sentence with fewer references gets None in the extra streams."""
     n_refs = max(len(e.references) for e in examples)
     streams = [[e.references[i] if i < len(e.references) else None for e in examples] for i in range(n_refs)]
-    bleu = sacrebleu.corpus_bleu(hypotheses, streams, tokenize=tokenize, lowercase=lowercase)
-    chrf = sacrebleu.corpus_chrf(hypotheses, streams)
-    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "bleu_signature": str(bleu)}
+    bleu_metric = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
+    bleu = bleu_metric.corpus_score(hypotheses, streams)
+    chrf = sacrebleu.CHRF().corpus_score(hypotheses, streams)
+    return {
+        "bleu": round(bleu.score, 2),
+        "chrf": round(chrf.score, 2),
+        "bleu_detail": str(bleu),
+        "bleu_signature": str(bleu_metric.get_signature()),
+    }
 
 
 @torch.no_grad()
@@ -88,7 +94,8 @@ def main(argv=None):
         r.update(seconds=round(time.time() - start, 1), sentences=len(examples), length_penalty=args.length_penalty)
         name = "greedy" if beam == 1 else f"beam{beam}"
         results[name] = r
-        print(f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  ({r['seconds']} s)  {r['bleu_signature']}")
+        print(f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  ({r['seconds']} s)  {r['bleu_detail']}")
+        print(f"  {r['bleu_signature']}")
     if args.output:
         args.output.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
