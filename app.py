@@ -384,8 +384,8 @@ def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int
                   word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
-    options = [f"{kind}:{l}:{h}" for kind in KINDS for l in range(1, cfg.n_encoder_layers + 1)
-               for h in range(1, cfg.n_heads + 1)]
+    options = [f"{kind}:{layer}:{head}" for kind in KINDS for layer in range(1, cfg.n_encoder_layers + 1)
+               for head in range(1, cfg.n_heads + 1)]
     chosen = st.multiselect(t("ablate_heads", lang), options, format_func=lambda o: head_option_label(o, lang),
                             key="ablate")
     if not chosen:

@@ -128,7 +128,7 @@ def beam_search(
 
     alive = [Hypothesis([], 0.0, [], [])]
     finished: list[Hypothesis] = []
-    for step in range(limit):
+    for _ in range(limit):
         n = len(alive)
         ys = torch.tensor([[BOS_ID] + h.tokens for h in alive])
         memory = type(encoded)(encoded.memory.expand(n, -1, -1), encoded.src_mask.expand(n, -1, -1, -1))

@@ -221,7 +221,7 @@ def ablation_ranking(loaded, examples, progress: bool = True) -> pd.DataFrame:
     base_bleu, base_lp = evaluate(None)
     cfg = model.cfg
     layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
-    heads = [(k, l, h) for k in KINDS for l in range(layers[k]) for h in range(cfg.n_heads)]
+    heads = [(kind, layer, head) for kind in KINDS for layer in range(layers[kind]) for head in range(cfg.n_heads)]
     rows = []
     for kind, layer, head in tqdm(heads, desc="ablating heads", disable=not progress):
         bleu, lp = evaluate({kind: [(layer, head)]})

@@ -290,7 +290,7 @@ def main(argv=None):
             break
 
     if rank == 0 and args.export:
-        export(run, cfg, args, source_tok, target_tok, valid, tgt_lang, started)
+        export(run, cfg, args, source_tok, target_tok, valid, tgt_lang)
     if world > 1:
         dist.destroy_process_group()
 
@@ -314,7 +314,7 @@ def validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args) 
     return result
 
 
-def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang, started):
+def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang):
     """Average the last epochs' weights, keep whichever of averaged / last scores better on validation BLEU,
     and write the checkpoint folder."""
     metrics = run.read_metrics()

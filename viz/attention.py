@@ -143,11 +143,11 @@ def attention_grid(
         cols=n_heads,
         horizontal_spacing=0.01,
         vertical_spacing=0.03,
-        subplot_titles=[f"L{l + 1} H{h + 1}" for l in range(n_layers) for h in range(n_heads)],
+        subplot_titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
     )
-    for l in range(n_layers):
-        for h in range(n_heads):
-            z = attention[l, h].copy()
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            z = attention[layer, head].copy()
             if masked is not None:
                 z[masked] = np.nan
             fig.add_trace(
@@ -158,18 +158,18 @@ def attention_grid(
                     zmax=1.0,
                     showscale=False,
                     hovertemplate=(
-                        f"{layer_label} {l + 1}, {head_label} {h + 1}<br>query %{{y}}, key %{{x}}: %{{z:.3f}}<extra></extra>"
+                        f"{layer_label} {layer + 1}, {head_label} {head + 1}<br>query %{{y}}, key %{{x}}: %{{z:.3f}}<extra></extra>"
                     ),
                 ),
-                row=l + 1,
-                col=h + 1,
+                row=layer + 1,
+                col=head + 1,
             )
     fig.update_xaxes(showticklabels=False, ticks="")
     fig.update_yaxes(showticklabels=False, ticks="", autorange="reversed")
     fig.update_annotations(font_size=10)
     if highlight is not None:
-        l, h = highlight
-        index = l * n_heads + h + 1
+        layer, head = highlight
+        index = layer * n_heads + head + 1
         xref = "x domain" if index == 1 else f"x{index} domain"
         yref = "y domain" if index == 1 else f"y{index} domain"
         fig.add_shape(type="rect", xref=xref, yref=yref, x0=-0.04, x1=1.04, y0=-0.04, y1=1.04,

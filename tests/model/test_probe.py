@@ -6,7 +6,6 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 
 from model.decode import teacher_force, translate, translate_hypotheses
 from model.probe import (

@@ -86,7 +86,8 @@ def test_shape_mismatch_is_an_error():
 
 
 def test_grid_has_one_heatmap_per_layer_and_head_and_frames_the_selected_one():
-    attention = np.stack([np.stack([random_attention(4, 5, seed=l * 10 + h) for h in range(3)]) for l in range(2)])
+    attention = np.stack([np.stack([random_attention(4, 5, seed=10 * layer + head) for head in range(3)])
+                          for layer in range(2)])
     fig = attention_grid(attention, highlight=(1, 2))
     assert len(fig.data) == 6
     np.testing.assert_allclose(np.array(fig.data[5].z, dtype=float), attention[1, 2])
