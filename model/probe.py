@@ -199,8 +199,8 @@ def corpus_statistics(loaded, sentences: list[str], progress: bool = True) -> pd
 @torch.no_grad()
 def reference_log_prob(model, sources: list[list[int]], references: list[list[int]], head_mask=None) -> float:
     """Mean per-sentence log-probability of the references under teacher forcing."""
-    src, tgt_in, tgt_out = collate(list(zip(sources, references)))
-    src = src[:, :-1]  # collate appends </s>; the sources here already end in it
+    # collate appends </s> to each side; these sources already end in it
+    src, tgt_in, tgt_out = collate([(s[:-1], r) for s, r in zip(sources, references)])
     _, decoded = model(src, tgt_in, head_mask=head_mask)
     log_probs = decoded.logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]
     return float((log_probs * (tgt_out != 0)).sum(-1).mean())

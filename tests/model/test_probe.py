@@ -196,3 +196,15 @@ def test_corpus_probe_and_ablation_ranking_on_a_tiny_model(tiny_checkpoint):
     assert len(ranking) == len(frame)
     assert set(ranking.columns) >= {"kind", "layer", "head", "bleu_drop", "log_prob_drop"}
     assert ranking["log_prob_drop"].abs().sum() > 0
+
+
+def test_batched_reference_log_prob_equals_teacher_forcing(tiny_model, tiny_tokenizers):
+    from model.decode import encode_source
+    from model.probe import reference_log_prob
+
+    source, target = tiny_tokenizers
+    pairs = [("I like tea.", "我喜欢茶。"), ("The dog is running.", "狗在跑。")]  # different lengths: padding
+    sources = [encode_source(source, s, tiny_model.cfg.max_len)[0] for s, _ in pairs]
+    references = [target.encode(t) for _, t in pairs]
+    expected = [teacher_force(tiny_model, source, target, s, reference=t).log_prob for s, t in pairs]
+    assert reference_log_prob(tiny_model, sources, references) == pytest.approx(np.mean(expected), abs=1e-4)
