@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+# ../shared/data beside the repository, unless ATTENTION_EXPLORER_DATA points elsewhere.
+DEFAULT_DATA_DIR = Path(
+    os.environ.get("ATTENTION_EXPLORER_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
 
 
 @dataclass
