@@ -104,7 +104,9 @@ def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server
             # The query axis is named, as the app promises.
             assert "(query)" in heatmap.inner_text()
         page.get_by_role("tab", name="Cross-attention").click()
+        # Streamlit scrolls inside its own container, so bring the cross-attention map into the shot.
+        page.locator("[role='tabpanel']:visible .js-plotly-plot").first.scroll_into_view_if_needed()
         page.wait_for_timeout(800)
-        page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=True)
+        page.screenshot(path=str(ARTIFACTS / "app.png"))
         browser.close()
     assert (ARTIFACTS / "app.png").stat().st_size > 10_000
