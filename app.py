@@ -196,7 +196,7 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
         weights, queries, keys, query_axis, key_axis,
         title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
-        predicted_tokens=predicted, predicted_label=t("predicts", lang),
+        predicted_tokens=predicted, predicted_label=t("predicts", lang), weight_label=t("weight", lang),
     )
     return fig, weights, queries, keys
 

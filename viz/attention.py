@@ -43,6 +43,7 @@ def attention_heatmap(
     predicted_tokens: list[str] | None = None,
     predicted_label: str = "predicts",
     show_values: bool | None = None,
+    weight_label: str = "weight",
 ) -> go.Figure:
     """One (queries, keys) attention matrix.
 
@@ -65,7 +66,7 @@ def attention_heatmap(
     pred_line = f"<br>{predicted_label}: %{{customdata[2]}}" if pred_text else ""
     hover = (
         f"{query_axis}: %{{y}} %{{customdata[0]}}{pred_line}<br>{key_axis}: %{{x}} %{{customdata[1]}}"
-        "<br>weight: %{z:.4f}<extra></extra>"
+        f"<br>{weight_label}: %{{z:.4f}}<extra></extra>"
     )
     shown = weights.copy()
     if masked is not None:
@@ -82,7 +83,7 @@ def attention_heatmap(
             colorscale=COLORSCALE,
             zmin=0.0,
             zmax=1.0,
-            colorbar=dict(title="weight", thickness=12),
+            colorbar=dict(title=weight_label, thickness=12),
             texttemplate="%{z:.2f}" if show_values else None,
             textfont=dict(size=9),
             xgap=1,
