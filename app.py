@@ -16,7 +16,13 @@ import pandas as pd
 import streamlit as st
 
 from model import decode, probe
-from model.checkpoint import CheckpointError, LoadedModel, list_checkpoints, load_checkpoint
+from model.checkpoint import (
+    CheckpointError,
+    LoadedModel,
+    list_checkpoints,
+    load_checkpoint,
+)
+from model.transformer import ATTENTION_KINDS as KINDS
 from model.transformer import sinusoidal_positional_encoding
 from viz import attention as attention_viz
 from viz import positional as positional_viz
@@ -36,7 +42,6 @@ EXAMPLES = [
     "Can you help me carry this box?",
     "We will visit our grandmother next week.",
 ]
-KINDS = ("encoder_self", "decoder_self", "cross")
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 MAX_BEAM = 8
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}

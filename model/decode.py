@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer
-from .transformer import ATTENTION_KINDS, AttentionOptions, Transformer
+from .transformer import AttentionOptions, Transformer
 
 TOP_K_ALTERNATIVES = 5
 
@@ -37,12 +37,9 @@ def head_masks_to_tensors(model: Transformer, ablate: dict[str, list[tuple[int, 
     if not ablate:
         return {}
     cfg = model.cfg
-    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
     masks = {}
     for kind, heads in ablate.items():
-        if kind not in layers:
-            raise ValueError(f"unknown attention kind {kind!r}; expected one of {ATTENTION_KINDS}")
-        mask = torch.ones(layers[kind], cfg.n_heads)
+        mask = torch.ones(cfg.n_layers(kind), cfg.n_heads)
         for layer, head in heads:
             mask[layer, head] = 0.0
         masks[kind] = mask

@@ -27,13 +27,19 @@ from tqdm import tqdm
 
 from .checkpoint import load_checkpoint
 from .data import DEFAULT_DATA_DIR, load_splits
-from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
+from .decode import (
+    Translation,
+    encode_source,
+    greedy_batch,
+    head_masks_to_tensors,
+    translate,
+)
 from .evaluate import bleu_tokenizer_for, score
 from .tokenizer import WORD_BOUNDARY, group_pieces_into_words
 from .train import collate
+from .transformer import ATTENTION_KINDS as KINDS
 
 STATISTICS = ("entropy", "distance", "same", "previous", "next", "boundary", "punctuation", "max_weight")
-KINDS = ("encoder_self", "decoder_self", "cross")
 
 
 def is_punctuation(piece: str) -> bool:
@@ -220,8 +226,7 @@ def ablation_ranking(loaded, examples, progress: bool = True) -> pd.DataFrame:
 
     base_bleu, base_lp = evaluate(None)
     cfg = model.cfg
-    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
-    heads = [(kind, layer, head) for kind in KINDS for layer in range(layers[kind]) for head in range(cfg.n_heads)]
+    heads = [(kind, layer, head) for kind in KINDS for layer in range(cfg.n_layers(kind)) for head in range(cfg.n_heads)]
     rows = []
     for kind, layer, head in tqdm(heads, desc="ablating heads", disable=not progress):
         bleu, lp = evaluate({kind: [(layer, head)]})

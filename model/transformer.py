@@ -49,6 +49,12 @@ class TransformerConfig:
     def d_k(self) -> int:
         return self.d_model // self.n_heads
 
+    def n_layers(self, kind: str) -> int:
+        """Layers that hold attention of this kind: "encoder_self", "decoder_self" or "cross"."""
+        if kind not in ATTENTION_KINDS:
+            raise ValueError(f"unknown attention kind {kind!r}; expected one of {ATTENTION_KINDS}")
+        return self.n_encoder_layers if kind == "encoder_self" else self.n_decoder_layers
+
 
 # --------------------------------------------------------------------------------------------------------------
 # Masks. Convention everywhere: a boolean tensor, True where a query MAY attend to a key, broadcastable to
