@@ -35,12 +35,9 @@ from .decode import (
     translate,
 )
 from .evaluate import bleu_tokenizer_for, score
-from .tokenizer import WORD_BOUNDARY, group_pieces_into_words
+from .tokenizer import PAD_ID, WORD_BOUNDARY, group_pieces_into_words
 from .train import collate
 from .transformer import ATTENTION_KINDS as KINDS
-
-STATISTICS = ("entropy", "distance", "same", "previous", "next", "boundary", "punctuation", "max_weight")
-
 
 def is_punctuation(piece: str) -> bool:
     text = piece.replace(WORD_BOUNDARY, "")
@@ -209,7 +206,7 @@ def reference_log_prob(model, sources: list[list[int]], references: list[list[in
     src, tgt_in, tgt_out = collate([(s[:-1], r) for s, r in zip(sources, references)])
     _, decoded = model(src, tgt_in, head_mask=head_mask)
     log_probs = decoded.logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]
-    return float((log_probs * (tgt_out != 0)).sum(-1).mean())
+    return float((log_probs * (tgt_out != PAD_ID)).sum(-1).mean())
 
 
 def ablation_ranking(loaded, examples, progress: bool = True) -> pd.DataFrame:

@@ -49,12 +49,10 @@ class Tokenizer:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"tokenizer model not found: {path}")
-        processor = spm.SentencePieceProcessor()
         try:
-            processor.LoadFromSerializedProto(path.read_bytes())
+            return cls.from_bytes(path.read_bytes())
         except Exception as e:  # sentencepiece raises bare RuntimeErrors with C++ text
             raise ValueError(f"{path} is not a valid SentencePiece model ({e})") from None
-        return cls(processor)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Tokenizer":

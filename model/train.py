@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from .checkpoint import apply_weights, save_checkpoint, weights_to_save
 from .data import DEFAULT_DATA_DIR, load_splits, training_pairs
+from .decode import pad_batch
 from .evaluate import bleu_tokenizer_for, score, translate_corpus
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, train_sentencepiece
 from .transformer import Transformer, TransformerConfig, count_parameters
@@ -64,12 +65,7 @@ def collate(pairs: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, tor
     src = [s + [EOS_ID] for s, _ in pairs]
     tgt_in = [[BOS_ID] + t for _, t in pairs]
     tgt_out = [t + [EOS_ID] for _, t in pairs]
-
-    def pad(seqs):
-        width = max(map(len, seqs))
-        return torch.tensor([s + [PAD_ID] * (width - len(s)) for s in seqs])
-
-    return pad(src), pad(tgt_in), pad(tgt_out)
+    return pad_batch(src), pad_batch(tgt_in), pad_batch(tgt_out)
 
 
 def loss_fn(logits: torch.Tensor, target: torch.Tensor, label_smoothing: float) -> torch.Tensor:
