@@ -13,12 +13,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .text import plotly_literal
+
 COLORSCALE = "Blues"
 MASKED_COLOR = "#c9c9c9"
-
-
-def escape(tokens: list[str]) -> list[str]:
-    return [html.escape(t, quote=False) for t in tokens]
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -55,8 +53,8 @@ def attention_heatmap(
     n_q, n_k = weights.shape
     if (n_q, n_k) != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"weights are {n_q}x{n_k} but there are {len(query_tokens)} query and {len(key_tokens)} key tokens")
-    q_text, k_text = escape(query_tokens), escape(key_tokens)
-    pred_text = escape(predicted_tokens) if predicted_tokens is not None else None
+    q_text, k_text = plotly_literal(query_tokens), plotly_literal(key_tokens)
+    pred_text = plotly_literal(predicted_tokens) if predicted_tokens is not None else None
 
     # Hover text per cell: query token, key token (and what the query position predicted).
     custom = np.empty((n_q, n_k, 3), dtype=object)

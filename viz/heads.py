@@ -7,6 +7,8 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from .text import plotly_literal
+
 
 def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", head_label: str = "head",
                    colorscale: str = "Viridis", roles: list[list[str]] | None = None) -> go.Figure:
@@ -15,7 +17,7 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
     values = np.asarray(values, dtype=float)
     n_layers, n_heads = values.shape
     custom = roles if roles is not None else [[""] * n_heads for _ in range(n_layers)]
-    custom = [[html.escape(r, quote=False) for r in row] for row in custom]
+    custom = [plotly_literal(row) for row in custom]
     fig = go.Figure(
         go.Heatmap(
             z=values,

@@ -7,11 +7,11 @@ sqrt(d_k) brings the variance back to 1 whatever d_k is.
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from .text import plotly_literal
 
 SCALED_COLOR, UNSCALED_COLOR = "#1f77b4", "#d62728"
 
@@ -93,7 +93,7 @@ def softmax_pair_figure(scores: np.ndarray, d_k: int, key_tokens: list[str], lab
     unscaled = softmax(scores, masked)
     scaled = softmax(np.asarray(scores) / np.sqrt(d_k), masked)
     x = list(range(len(key_tokens)))
-    ticks = [html.escape(t, quote=False) for t in key_tokens]
+    ticks = plotly_literal(key_tokens)
     fig = go.Figure()
     fig.add_trace(go.Bar(x=x, y=unscaled, name=labels["unscaled"], marker_color=UNSCALED_COLOR,
                          hovertemplate="%{y:.4f}<extra></extra>"))

@@ -3,7 +3,6 @@ equation: Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .softmax import softmax
+from .text import plotly_literal
 
 
 @dataclass
@@ -54,11 +54,11 @@ def steps_table(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> p
 
 def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str], labels: dict) -> go.Figure:
     """q (1 x d_k), K and V (keys x d_k) of one head, side by side."""
-    keys = [html.escape(t, quote=False) for t in key_tokens]
+    keys = plotly_literal(key_tokens)
     fig = make_subplots(rows=1, cols=3, subplot_titles=[labels["q"], labels["k"], labels["v"]],
                         row_heights=[1.0], horizontal_spacing=0.12)
     limit = float(max(np.abs(steps.k).max(), np.abs(steps.q).max(), np.abs(steps.v).max(), 1e-6))
-    for col, (z, rows) in enumerate(((steps.q[None, :], [html.escape(query_token, quote=False)]),
+    for col, (z, rows) in enumerate(((steps.q[None, :], plotly_literal([query_token])),
                                      (steps.k, keys), (steps.v, keys)), start=1):
         fig.add_trace(
             go.Heatmap(z=z, y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit,
@@ -77,7 +77,7 @@ def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str
 def steps_figure(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> go.Figure:
     """Three panels over the keys: q·k, then divided by sqrt(d_k) (masked keys marked), then the softmax."""
     x = list(range(len(key_tokens)))
-    ticks = [html.escape(t, quote=False) for t in key_tokens]
+    ticks = plotly_literal(key_tokens)
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[labels["scores"], labels["scaled"], labels["weights"]])
     fig.add_trace(go.Bar(x=x, y=steps.scores, marker_color="#7f7f7f", name=labels["scores"]), row=1, col=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 LANGUAGES = {"en": "English", "zh": "中文"}
 
 STRINGS: dict[str, dict[str, str]] = {
@@ -364,6 +366,12 @@ def t(key: str, lang: str, **kwargs) -> str:
     """The string for key in lang, formatted with kwargs."""
     text = STRINGS[lang][key]
     return text.format(**kwargs) if kwargs else text
+
+
+def plotly_literal(tokens: list[str]) -> list[str]:
+    """HTML-escape user text for Plotly labels and hovers (Plotly renders a subset of HTML; it shows "&lt;s&gt;"
+    as "<s>")."""
+    return [html.escape(t, quote=False) for t in tokens]
 
 
 _MARKDOWN_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$&:")
