@@ -21,6 +21,7 @@ from model.checkpoint import (
     LoadedModel,
     list_checkpoints,
     load_checkpoint,
+    read_metadata,
 )
 from model.transformer import ATTENTION_KINDS as KINDS
 from model.transformer import sinusoidal_positional_encoding
@@ -31,17 +32,31 @@ from viz import steps as steps_viz
 from viz.decoding import decoding_step_figure
 from viz.heads import statistic_grid
 from viz.tables import attention_csv, token_table
-from viz.text import LANGUAGES, markdown_literal, t
+from viz.text import LANGUAGES, language_name, markdown_literal, t
 
 CHECKPOINT_ROOT = Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", Path(__file__).parent / "checkpoints"))
-EXAMPLES = [
-    "Tom is reading a book.",
-    "I don't know what to do.",
-    "She bought a red car yesterday.",
-    "The cat is sleeping on the sofa.",
-    "Can you help me carry this box?",
-    "We will visit our grandmother next week.",
-]
+# Example sentences in the domain each corpus covers: everyday sentences (Tatoeba), image captions (Multi30k,
+# with relative clauses, where German moves the verb to the end).
+EXAMPLES = {
+    "tatoeba-en-zh": [
+        "Tom is reading a book.",
+        "I don't know what to do.",
+        "She bought a red car yesterday.",
+        "The cat is sleeping on the sofa.",
+        "Can you help me carry this box?",
+        "We will visit our grandmother next week.",
+    ],
+    "multi30k-en-de": [
+        "A man in a blue shirt is playing the guitar.",
+        "Two dogs are running through the snow.",
+        "A woman who is wearing a red hat is reading a book.",
+        "Children are playing soccer in the park.",
+        "A little girl is eating an ice cream cone.",
+        "The man is sitting on a bench while his dog sleeps.",
+    ],
+}
+DEFAULT_EXAMPLES = EXAMPLES["tatoeba-en-zh"]
+PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 MAX_BEAM = 8
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -103,11 +118,27 @@ def shipped_csv(checkpoint: str, name: str) -> pd.DataFrame | None:
 # ---------------------------------------------------------------------------------------------- state & URL
 
 
+def examples_for(metadata: dict) -> list[str]:
+    return EXAMPLES.get(metadata.get("corpus", ""), DEFAULT_EXAMPLES)
+
+
+def checkpoint_label(name: str, lang: str) -> str:
+    """"en-de · English → German", from the folder's config.json (just the name if it has no languages)."""
+    meta = read_metadata(CHECKPOINT_ROOT / name)
+    if "source_language" not in meta or "target_language" not in meta:
+        return name
+    source, target = (language_name(meta[k], lang) for k in ("source_language", "target_language"))
+    return f"{name} · {source} → {target}"
+
+
 def init_state(checkpoints: list[str]) -> None:
-    """Defaults, overridden once per session by the URL's query parameters (a shared link)."""
+    """Defaults, overridden once per session by the URL's query parameters (a shared link).
+    Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server)."""
     if st.session_state.get("initialised"):
         return
-    st.session_state.update(sentence=EXAMPLES[0], checkpoint=checkpoints[0], layer=1, head="1", lang="en", beam=1,
+    first = PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0]
+    sentence = examples_for(read_metadata(CHECKPOINT_ROOT / first))[0]
+    st.session_state.update(sentence=sentence, checkpoint=first, layer=1, head="1", lang="en", beam=1,
                             decoding="greedy", reference="", word_level=False)
     params = st.query_params
     if params.get("s"):
@@ -131,8 +162,16 @@ def write_url() -> None:
 
 
 def use_example() -> None:
+    """The example menu copies its choice into the sentence box and goes back to its placeholder, so the same
+    example can be picked again and the menu never holds a sentence of another checkpoint's list."""
     if st.session_state.example:
-        st.session_state.sentence = st.session_state.example
+        st.session_state.update(sentence=st.session_state.example, example="")
+
+
+def switch_checkpoint() -> None:
+    # A reference translation is in the old checkpoint's target language: keep it and the new model would be
+    # teacher-forced on text it cannot read.
+    st.session_state.reference = ""
 
 
 def inspect_head(layer: int, head: int) -> None:
@@ -443,8 +482,10 @@ def sidebar(checkpoints: list[str]) -> None:
         st.radio(t("interface_language", st.session_state.lang), list(LANGUAGES), format_func=LANGUAGES.get,
                  horizontal=True, key="lang")
         lang = st.session_state.lang
-        st.selectbox(t("checkpoint", lang), checkpoints, format_func=lambda p: Path(p).name, key="checkpoint")
-        st.selectbox(t("examples", lang), [""] + EXAMPLES, key="example", on_change=use_example,
+        st.selectbox(t("checkpoint", lang), checkpoints, format_func=lambda name: checkpoint_label(name, lang),
+                     key="checkpoint", on_change=switch_checkpoint)
+        metadata = read_metadata(CHECKPOINT_ROOT / st.session_state.checkpoint)
+        st.selectbox(t("examples", lang), [""] + examples_for(metadata), key="example", on_change=use_example,
                      format_func=lambda s: s or t("example_placeholder", lang))
         st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang))
         st.radio(t("decoding", lang), ["greedy", "beam"], key="decoding", format_func=lambda d: t(d, lang),
@@ -453,7 +494,8 @@ def sidebar(checkpoints: list[str]) -> None:
             st.session_state.setdefault("beam_size", 4)
             st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
-        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang))
+        target = language_name(metadata.get("target_language", "?"), lang)
+        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target))
 
 
 def view_selectors(cfg, lang: str) -> None:
@@ -470,7 +512,7 @@ def view_selectors(cfg, lang: str) -> None:
 
 def main() -> None:
     st.set_page_config(page_title="Attention explorer", layout="wide")
-    checkpoints = [str(p) for p in list_checkpoints(CHECKPOINT_ROOT)]
+    checkpoints = [p.name for p in list_checkpoints(CHECKPOINT_ROOT)]
     lang = st.session_state.get("lang", st.query_params.get("lang", "en"))
     lang = lang if lang in LANGUAGES else "en"
     if not checkpoints:
@@ -482,7 +524,7 @@ def main() -> None:
 
     st.title(t("title", lang))
     st.caption(t("subtitle", lang))
-    checkpoint = st.session_state.checkpoint
+    checkpoint = str(CHECKPOINT_ROOT / st.session_state.checkpoint)
     try:
         loaded = get_model(checkpoint)
     except CheckpointError as e:

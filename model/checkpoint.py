@@ -113,6 +113,16 @@ def load_checkpoint(directory: Path | str) -> LoadedModel:
     return LoadedModel(model, source, target, directory.name, config.get("metadata", {}))
 
 
+def read_metadata(directory: Path | str) -> dict:
+    """config.json's "metadata" without loading weights (for labels); {} when it cannot be read, since
+    load_checkpoint is the one that reports what is wrong with a folder."""
+    try:
+        config = json.loads((Path(directory) / CONFIG).read_text(encoding="utf-8"))
+        return dict(config.get("metadata") or {})
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
 def list_checkpoints(root: Path | str) -> list[Path]:
     """Every folder under root that holds a config.json, sorted by name."""
     root = Path(root)

@@ -83,7 +83,11 @@ def read_multi30k(directory: Path, split: str, src_lang: str = "en", tgt_lang: s
     return [Example(s.strip(), [t.strip()]) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
-CORPORA = ("tatoeba-en-zh", "multi30k-en-de")
+CORPORA = {"tatoeba-en-zh": "tatoeba-en-zh", "multi30k-en-de": "multi30k"}  # corpus -> its folder in data_dir
+
+
+def corpus_available(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> bool:
+    return (Path(data_dir) / CORPORA[corpus]).is_dir()
 
 
 def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:

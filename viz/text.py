@@ -6,6 +6,12 @@ import html
 
 LANGUAGES = {"en": "English", "zh": "中文"}
 
+# Names of the languages a checkpoint translates between, in each interface language.
+LANGUAGE_NAMES = {
+    "en": {"en": "English", "de": "German", "zh": "Chinese", "fr": "French"},
+    "zh": {"en": "英语", "de": "德语", "zh": "中文", "fr": "法语"},
+}
+
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
         "title": "Attention explorer: a trained translation Transformer",
@@ -137,8 +143,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "what gets passed on if the key is chosen. Scores are query·key, scaled by √d_k, masked, turned into "
         "weights by softmax, and the output is the weighted sum of the values.",
         "reference": "Reference translation (optional, for teacher forcing)",
-        "reference_help": "Type a Chinese translation: the views then show the attention and probabilities the model "
-        "assigns to it, feeding it to the decoder instead of the model's own output.",
+        "reference_help": "Type a translation into {target}: the views then show the attention and probabilities "
+        "the model assigns to it, feeding it to the decoder instead of the model's own output.",
         "teacher_forcing_note": "Teacher forcing: the decoder was fed your reference translation, not its own output. "
         "The probabilities are the model's for each reference piece.",
         "model_output_was": "The model's own translation:",
@@ -311,7 +317,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "键回答“我能提供什么？”，值则是被选中后真正传递出去的内容。分数等于查询·键，除以 √d_k，加上掩码，"
         "经 softmax 变成权重，最后输出是值向量的加权和。",
         "reference": "参考译文（可选，用于教师强制）",
-        "reference_help": "输入一个中文译文：解码器将以它为输入，而不是模型自己的输出，各视图显示模型为这条译文给出的注意力和概率。",
+        "reference_help": "输入一个{target}译文：解码器将以它为输入，而不是模型自己的输出，各视图显示模型为这条译文给出的注意力和概率。",
         "teacher_forcing_note": "教师强制：解码器的输入是你给的参考译文，而不是模型自己的输出。表中的概率是模型给参考译文每个子词的概率。",
         "model_output_was": "模型自己的译文：",
         "word_level": "按词显示",
@@ -366,6 +372,11 @@ def t(key: str, lang: str, **kwargs) -> str:
     """The string for key in lang, formatted with kwargs."""
     text = STRINGS[lang][key]
     return text.format(**kwargs) if kwargs else text
+
+
+def language_name(code: str, lang: str) -> str:
+    """The name of a checkpoint's language ("de") in the interface language; the code itself if unknown."""
+    return LANGUAGE_NAMES[lang].get(code, code)
 
 
 def plotly_literal(tokens: list[str]) -> list[str]:

@@ -189,10 +189,28 @@ def test_a_shared_link_restores_sentence_layer_head_and_language(checkpoint_root
 def test_every_checkpoint_folder_is_offered_and_switching_rerenders(checkpoint_root):
     at = run_app()
     box = at.selectbox(key="checkpoint")
-    assert [p.split("/")[-1] for p in box.options] == ["tiny-a", "tiny-b"]
-    box.select(str(checkpoint_root / "tiny-b")).run()
-    assert not at.exception and at.query_params["ckpt"].endswith("tiny-b")
+    assert box.options == ["tiny-a · English → Chinese", "tiny-b · English → Chinese"]
+    box.select("tiny-b").run()  # the value is the folder's name: a shared link does not leak server paths
+    assert not at.exception and at.query_params["ckpt"] == "tiny-b"
     assert "heatmap-cross" in figures(at)
+
+
+def test_switching_checkpoint_clears_the_reference_and_examples_fill_the_sentence(checkpoint_root):
+    at = run_app()
+    at.selectbox(key="example").select("She bought a red car yesterday.").run()
+    assert at.session_state["sentence"] == "She bought a red car yesterday."
+    assert at.selectbox(key="example").value == ""  # back to the placeholder, ready for the next pick
+    at.text_input(key="reference").input("我喜欢茶。").run()
+    at.selectbox(key="checkpoint").select("tiny-b").run()
+    assert not at.exception and at.session_state["reference"] == ""
+    assert at.session_state["sentence"] == "She bought a red car yesterday."
+
+
+def test_a_shared_link_chooses_the_checkpoint_by_name(checkpoint_root):
+    at = run_app(ckpt="tiny-b")
+    assert at.selectbox(key="checkpoint").value == "tiny-b"
+    at = run_app(ckpt="/etc/passwd")
+    assert not at.exception and at.selectbox(key="checkpoint").value == "tiny-a"
 
 
 def test_beam_search_setting(checkpoint_root, translations):
@@ -289,9 +307,10 @@ def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     st.cache_data.clear()
     at = run_app()
     assert not at.exception
-    assert at.selectbox(key="checkpoint").value.endswith("en-zh")
+    assert at.selectbox(key="checkpoint").value == "en-zh"
     translation = at.markdown[0].value
     assert translation.startswith("### ") and any("\u4e00" <= c <= "\u9fff" for c in translation)
     figs = figures(at)
     assert heat(figs["heatmap-cross"]).shape[1] == len(figs["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
     assert heat(figs["grid-encoder_self"]).ndim == 2 and len(figs["grid-encoder_self"]["data"]) == 6 * 8
+
