@@ -35,27 +35,13 @@ from viz.tables import attention_csv, token_table
 from viz.text import LANGUAGES, language_name, markdown_literal, t
 
 CHECKPOINT_ROOT = Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", Path(__file__).parent / "checkpoints"))
-# Example sentences in the domain each corpus covers: everyday sentences (Tatoeba), image captions (Multi30k,
-# with relative clauses, where German moves the verb to the end).
-EXAMPLES = {
-    "tatoeba-en-zh": [
-        "Tom is reading a book.",
-        "I don't know what to do.",
-        "She bought a red car yesterday.",
-        "The cat is sleeping on the sofa.",
-        "Can you help me carry this box?",
-        "We will visit our grandmother next week.",
-    ],
-    "multi30k-en-de": [
-        "A man in a blue shirt is playing the guitar.",
-        "Two dogs are running through the snow.",
-        "A woman who is wearing a red hat is reading a book.",
-        "Children are playing soccer in the park.",
-        "A little girl is eating an ice cream cone.",
-        "The man is sitting on a bench while his dog sleeps.",
-    ],
-}
-DEFAULT_EXAMPLES = EXAMPLES["tatoeba-en-zh"]
+# Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain).
+DEFAULT_EXAMPLES = [
+    "Tom is reading a book.",
+    "I don't know what to do.",
+    "She bought a red car yesterday.",
+    "The cat is sleeping on the sofa.",
+]
 PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 MAX_BEAM = 8
@@ -118,8 +104,13 @@ def shipped_csv(checkpoint: str, name: str) -> pd.DataFrame | None:
 # ---------------------------------------------------------------------------------------------- state & URL
 
 
-def examples_for(metadata: dict) -> list[str]:
-    return EXAMPLES.get(metadata.get("corpus", ""), DEFAULT_EXAMPLES)
+def examples_for(name: str) -> list[str]:
+    path = CHECKPOINT_ROOT / name / "examples.txt"
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError):
+        return DEFAULT_EXAMPLES
+    return [line for line in lines if line] or DEFAULT_EXAMPLES
 
 
 def checkpoint_label(name: str, lang: str) -> str:
@@ -137,7 +128,7 @@ def init_state(checkpoints: list[str]) -> None:
     if st.session_state.get("initialised"):
         return
     first = PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0]
-    sentence = examples_for(read_metadata(CHECKPOINT_ROOT / first))[0]
+    sentence = examples_for(first)[0]
     st.session_state.update(sentence=sentence, checkpoint=first, layer=1, head="1", lang="en", beam=1,
                             decoding="greedy", reference="", word_level=False)
     params = st.query_params
@@ -485,7 +476,8 @@ def sidebar(checkpoints: list[str]) -> None:
         st.selectbox(t("checkpoint", lang), checkpoints, format_func=lambda name: checkpoint_label(name, lang),
                      key="checkpoint", on_change=switch_checkpoint)
         metadata = read_metadata(CHECKPOINT_ROOT / st.session_state.checkpoint)
-        st.selectbox(t("examples", lang), [""] + examples_for(metadata), key="example", on_change=use_example,
+        st.selectbox(t("examples", lang), [""] + examples_for(st.session_state.checkpoint), key="example",
+                     on_change=use_example,
                      format_func=lambda s: s or t("example_placeholder", lang))
         st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang))
         st.radio(t("decoding", lang), ["greedy", "beam"], key="decoding", format_func=lambda d: t(d, lang),

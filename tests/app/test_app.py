@@ -201,9 +201,11 @@ def test_switching_checkpoint_clears_the_reference_and_examples_fill_the_sentenc
     assert at.session_state["sentence"] == "She bought a red car yesterday."
     assert at.selectbox(key="example").value == ""  # back to the placeholder, ready for the next pick
     at.text_input(key="reference").input("我喜欢茶。").run()
+    (checkpoint_root / "tiny-b" / "examples.txt").write_text("I like tea.\n\nGood morning.\n", encoding="utf-8")
     at.selectbox(key="checkpoint").select("tiny-b").run()
     assert not at.exception and at.session_state["reference"] == ""
-    assert at.session_state["sentence"] == "She bought a red car yesterday."
+    assert at.session_state["sentence"] == "She bought a red car yesterday."  # kept, to compare the two models
+    assert at.selectbox(key="example").options[1:] == ["I like tea.", "Good morning."]  # tiny-b's own examples
 
 
 def test_a_shared_link_chooses_the_checkpoint_by_name(checkpoint_root):
