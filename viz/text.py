@@ -20,8 +20,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "model computed while producing this translation.",
         "norm_first_note": "One difference from the paper: this checkpoint puts LayerNorm before each sub-layer "
         "(pre-norm, x + Sublayer(LayerNorm(x))) instead of after it. Trained with the paper's post-norm on our small "
-        "corpus, the encoder collapsed to the same vector at every position. Attention itself is computed exactly "
-        "as in the paper.",
+        "English–Chinese corpus and two-core budget, the encoder collapsed to the same vector at every position, so "
+        "both shipped checkpoints use pre-norm. Attention itself is computed exactly as in the paper.",
         "interface_language": "Interface language",
         "checkpoint": "Checkpoint",
         "no_checkpoints": "No checkpoint found under `{root}`. Train one with `python -m model.train` "
@@ -207,8 +207,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "subtitle": "输入一句英文。一个真实的编码器–解码器 Transformer（6 层编码器 + 6 层解码器，8 个头，"
         "与《Attention Is All You Need》相同）会翻译它；下面的每一张注意力图，都是模型在生成这条译文时实际算出的。",
         "norm_first_note": "与论文的一处不同：这个检查点把 LayerNorm 放在每个子层之前（前置归一化，"
-        "x + Sublayer(LayerNorm(x))），而不是之后。在我们的小语料上按论文的后置归一化训练时，编码器在每个位置都"
-        "塌缩成了同一个向量。注意力本身的计算与论文完全相同。",
+        "x + Sublayer(LayerNorm(x))），而不是之后。在我们的小规模英中语料和双核算力下按论文的后置归一化训练时，"
+        "编码器在每个位置都塌缩成了同一个向量，所以两个随附的检查点都用前置归一化。注意力本身的计算与论文完全相同。",
         "interface_language": "界面语言",
         "checkpoint": "模型检查点",
         "no_checkpoints": "在 `{root}` 下没有找到检查点。请用 `python -m model.train` 训练一个（见 README）。",

@@ -316,3 +316,31 @@ def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     assert heat(figs["heatmap-cross"]).shape[1] == len(figs["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
     assert heat(figs["grid-encoder_self"]).ndim == 2 and len(figs["grid-encoder_self"]["data"]) == 6 * 8
 
+
+# Views drawn from the model's own numbers for the current sentence: each must change when the checkpoint does.
+# (The positional-encoding and synthetic softmax plots depend only on d_model, the same in both.)
+MODEL_VIEWS = ("heatmap-encoder_self", "heatmap-decoder_self", "heatmap-cross", "grid-encoder_self",
+               "grid-decoder_self", "grid-cross", "model-scaling", "steps-vectors", "steps-bars", "steps-output",
+               "stats-grid", "decoding-step")
+
+
+def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypatch):
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    st.cache_data.clear()
+    at = run_app(s="A man is riding a bike.")
+    box = at.selectbox(key="checkpoint")
+    assert box.options == ["en-de · English → German", "en-zh · English → Chinese"] and box.value == "en-zh"
+    before, chinese = figures(at), at.markdown[0].value
+    assert any("\u4e00" <= c <= "\u9fff" for c in chinese)
+
+    box.select("en-de").run()
+    assert not at.exception and at.query_params["ckpt"] == "en-de"
+    after, german = figures(at), at.markdown[0].value
+    assert german.startswith("### ") and not any("\u4e00" <= c <= "\u9fff" for c in german)
+    assert set(after) == set(before)
+    for key in MODEL_VIEWS:
+        assert after[key] != before[key], key
+    target_ticks = after["heatmap-cross"]["layout"]["yaxis"]["ticktext"]
+    assert "".join(target_ticks[1:]).replace("▁", " ").strip() in german.replace("\\", "")
+    # The examples offered are in the checkpoint's domain (image captions for Multi30k).
+    assert "A man in a blue shirt is playing the guitar." in at.selectbox(key="example").options
