@@ -127,15 +127,13 @@ def init_state(checkpoints: list[str]) -> None:
     Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server)."""
     if st.session_state.get("initialised"):
         return
-    first = PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0]
-    sentence = examples_for(first)[0]
-    st.session_state.update(sentence=sentence, checkpoint=first, layer=1, head="1", lang="en", beam=1,
-                            decoding="greedy", reference="", word_level=False)
     params = st.query_params
-    if params.get("s"):
-        st.session_state.sentence = params["s"]
     if params.get("ckpt") in checkpoints:
-        st.session_state.checkpoint = params["ckpt"]
+        checkpoint = params["ckpt"]
+    else:
+        checkpoint = PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0]
+    st.session_state.update(sentence=params.get("s") or examples_for(checkpoint)[0], checkpoint=checkpoint, layer=1,
+                            head="1", lang="en", beam=1, decoding="greedy", reference="", word_level=False)
     if params.get("lang") in LANGUAGES:
         st.session_state.lang = params["lang"]
     for key in ("layer", "beam"):

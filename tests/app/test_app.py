@@ -211,6 +211,10 @@ def test_switching_checkpoint_clears_the_reference_and_examples_fill_the_sentenc
 def test_a_shared_link_chooses_the_checkpoint_by_name(checkpoint_root):
     at = run_app(ckpt="tiny-b")
     assert at.selectbox(key="checkpoint").value == "tiny-b"
+    assert at.session_state["sentence"] == "Tom is reading a book."  # tiny-b has no examples.txt: the defaults
+    (checkpoint_root / "tiny-b" / "examples.txt").write_text("Good morning.\n", encoding="utf-8")
+    at = run_app(ckpt="tiny-b")
+    assert at.session_state["sentence"] == "Good morning."  # a link to a checkpoint opens on its first example
     at = run_app(ckpt="/etc/passwd")
     assert not at.exception and at.selectbox(key="checkpoint").value == "tiny-a"
 
