@@ -113,9 +113,8 @@ def examples_for(name: str) -> list[str]:
     return [line for line in lines if line] or DEFAULT_EXAMPLES
 
 
-def checkpoint_label(name: str, lang: str) -> str:
-    """"en-de · English → German", from the folder's config.json (just the name if it has no languages)."""
-    meta = read_metadata(CHECKPOINT_ROOT / name)
+def checkpoint_label(name: str, meta: dict, lang: str) -> str:
+    """"en-de · English → German", from the folder's config.json metadata (just the name without languages)."""
     if "source_language" not in meta or "target_language" not in meta:
         return name
     source, target = (language_name(meta[k], lang) for k in ("source_language", "target_language"))
@@ -466,14 +465,16 @@ def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str
 # ---------------------------------------------------------------------------------------------- page
 
 
-def sidebar(checkpoints: list[str]) -> None:
+def sidebar(checkpoints: dict[str, dict]) -> None:
+    """checkpoints: folder name -> its config.json metadata."""
     with st.sidebar:
         st.radio(t("interface_language", st.session_state.lang), list(LANGUAGES), format_func=LANGUAGES.get,
                  horizontal=True, key="lang")
         lang = st.session_state.lang
-        st.selectbox(t("checkpoint", lang), checkpoints, format_func=lambda name: checkpoint_label(name, lang),
+        st.selectbox(t("checkpoint", lang), list(checkpoints),
+                     format_func=lambda name: checkpoint_label(name, checkpoints[name], lang),
                      key="checkpoint", on_change=switch_checkpoint)
-        metadata = read_metadata(CHECKPOINT_ROOT / st.session_state.checkpoint)
+        metadata = checkpoints[st.session_state.checkpoint]
         st.selectbox(t("examples", lang), [""] + examples_for(st.session_state.checkpoint), key="example",
                      on_change=use_example,
                      format_func=lambda s: s or t("example_placeholder", lang))
@@ -509,7 +510,7 @@ def main() -> None:
         st.error(t("no_checkpoints", lang, root=markdown_literal(str(CHECKPOINT_ROOT))))
         st.stop()
     init_state(checkpoints)
-    sidebar(checkpoints)
+    sidebar({name: read_metadata(CHECKPOINT_ROOT / name) for name in checkpoints})
     lang = st.session_state.lang
 
     st.title(t("title", lang))
