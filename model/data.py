@@ -91,16 +91,15 @@ def corpus_available(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> bool:
 
 
 def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:
-    data_dir = Path(data_dir)
+    if corpus not in CORPORA:
+        raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
+    folder = Path(data_dir) / CORPORA[corpus]
     if corpus == "tatoeba-en-zh":
-        examples = read_tatoeba(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
+        examples = read_tatoeba(folder / "cmn-eng.tsv")
         # 1,000 valid and 1,500 test sentences from the full corpus; a tenth each from a small one (tests).
         tenth = max(1, len(examples) // 10)
         return split_grouped(examples, n_valid=min(1000, tenth), n_test=min(1500, tenth))
-    if corpus == "multi30k-en-de":
-        d = data_dir / "multi30k"
-        return Splits(read_multi30k(d, "train"), read_multi30k(d, "val"), read_multi30k(d, "test_2016_flickr"))
-    raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
+    return Splits(*(read_multi30k(folder, split) for split in ("train", "val", "test_2016_flickr")))
 
 
 def training_pairs(examples: list[Example]) -> list[tuple[str, str]]:

@@ -27,17 +27,12 @@ from tqdm import tqdm
 
 from .checkpoint import load_checkpoint
 from .data import DEFAULT_DATA_DIR, load_splits
-from .decode import (
-    Translation,
-    encode_source,
-    greedy_batch,
-    head_masks_to_tensors,
-    translate,
-)
+from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
 from .evaluate import bleu_tokenizer_for, score
 from .tokenizer import PAD_ID, WORD_BOUNDARY, group_pieces_into_words
 from .train import collate
 from .transformer import ATTENTION_KINDS as KINDS
+
 
 def is_punctuation(piece: str) -> bool:
     text = piece.replace(WORD_BOUNDARY, "")
