@@ -32,6 +32,7 @@ from viz import steps as steps_viz
 from viz.decoding import decoding_step_figure
 from viz.heads import statistic_grid
 from viz.tables import attention_csv, token_table
+from ui import links, widgets
 from viz.text import LANGUAGES, language_name, markdown_literal, t
 
 CHECKPOINT_ROOT = Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", Path(__file__).parent / "checkpoints"))
@@ -122,27 +123,41 @@ def checkpoint_label(name: str, meta: dict, lang: str) -> str:
 
 
 def init_state(checkpoints: list[str]) -> None:
-    """Defaults, overridden once per session by the URL's query parameters (a shared link).
+    """Defaults, overridden once per session by the URL's query parameters (a shared link), each checked
+    strictly (ui.links); what the link asked for but could not have is listed in link_notices.
     Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server)."""
     if st.session_state.get("initialised"):
         return
-    params = st.query_params
-    if params.get("ckpt") in checkpoints:
-        checkpoint = params["ckpt"]
-    else:
-        checkpoint = PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0]
-    st.session_state.update(sentence=params.get("s") or examples_for(checkpoint)[0], checkpoint=checkpoint, layer=1,
-                            head="1", lang="en", beam=1, decoding="greedy", reference="", word_level=False)
-    if params.get("lang") in LANGUAGES:
-        st.session_state.lang = params["lang"]
-    for key in ("layer", "beam"):
-        if params.get(key, "").isdigit():
-            st.session_state[key] = max(1, int(params[key]))
+    link = links.parse_link({k: st.query_params[k] for k in st.query_params}, checkpoints, list(LANGUAGES), MAX_BEAM)
+    checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
+    st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0], checkpoint=checkpoint, layer=1,
+                            head="1", lang=link.lang or "en", beam=link.beam or 1, decoding="greedy", reference="",
+                            word_level=False, link_notices=link.notices, link_view=(link.layer, link.head))
     if st.session_state.beam > 1:
-        st.session_state.update(decoding="beam", beam_size=min(st.session_state.beam, MAX_BEAM))
-    if params.get("head"):
-        st.session_state.head = params["head"]
+        st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
     st.session_state.initialised = True
+
+
+def apply_link_view(cfg) -> None:
+    """The link's layer and head, once the checkpoint's depth and head count are known."""
+    if "link_view" not in st.session_state:
+        return
+    layer, head, notices = links.fit_view(*st.session_state.pop("link_view"),
+                                          max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads)
+    st.session_state.link_notices += notices
+    if layer is not None:
+        st.session_state.layer = layer
+    if head is not None:
+        st.session_state.head = head
+
+
+def show_link_notices(lang: str) -> None:
+    notices = st.session_state.pop("link_notices", None)  # said once, on the page the link opened
+    if not notices:
+        return
+    lines = [t(f"link_{n.action}", lang, parameter=n.parameter, value=markdown_literal(n.value),
+               used=markdown_literal(n.used)) for n in notices]
+    st.warning("\n".join(f"- {line}" for line in lines))
 
 
 def write_url() -> None:
@@ -179,6 +194,16 @@ def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray
     return attention_viz.mean_over_heads(per_layer) if head == "mean" else per_layer[int(head) - 1]
 
 
+def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> int:
+    """The chosen layer, or this kind's last one when its stack is shallower (a checkpoint may have more encoder
+    than decoder layers, or fewer); says so when it had to step back."""
+    n_layers = tr.attention(kind).shape[0]
+    if layer > n_layers:
+        st.caption(t("layer_clamped", lang, kind=t(KIND_TAB[kind], lang), n=n_layers, layer=layer))
+        return n_layers
+    return layer
+
+
 def axis_names(kind: str, lang: str) -> tuple[str, str]:
     query = t("encoder_query", lang) if kind == "encoder_self" else t("decoder_query", lang)
     key = t("decoder_key", lang) if kind == "decoder_self" else t("encoder_key", lang)
@@ -195,16 +220,14 @@ def head_option_label(item: str, lang: str) -> str:
 
 
 def kind_selector(lang: str, key: str) -> str:
-    return st.radio(t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang), horizontal=True, key=key)
+    return widgets.radio(st, t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang),
+                         horizontal=True, key=key)
 
 
 def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> int:
     queries, _ = tr.axis_pieces(kind)
-    if st.session_state.get(key, 0) >= len(queries):
-        st.session_state[key] = 0
-    return st.selectbox(
-        t("query_token", lang), list(range(len(queries))), format_func=lambda i: f"{i}: {queries[i]}", key=key
-    )
+    return widgets.selectbox(st, t("query_token", lang), list(range(len(queries))),
+                             format_func=lambda i: f"{i}: {queries[i]}", key=key)
 
 
 # ---------------------------------------------------------------------------------------------- views
@@ -237,6 +260,7 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
                    languages: tuple[str, str]) -> None:
     st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
                  lang))
+    layer = layer_of_kind(tr, kind, layer, lang)
     fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
     chart(fig, key=f"heatmap-{kind}")
     attention = tr.attention(kind)
@@ -285,7 +309,8 @@ def show_positional(d_model: int, lang: str) -> None:
     chart(positional_viz.positional_heatmap(pe, t("position", lang), t("dimension", lang),
                                             t("pe_heatmap_title", lang, d_model=d_model)), key="pe-heatmap")
     default_dims = sorted({d for d in (0, 1, 4, 5, d_model // 4, d_model // 2) if d < d_model})
-    dims = st.multiselect(t("pe_dims", lang), list(range(d_model)), default=default_dims, key="pe_dims")
+    st.session_state.setdefault("pe_dims", default_dims)
+    dims = widgets.multiselect(st, t("pe_dims", lang), list(range(d_model)), key="pe_dims")
     chart(positional_viz.positional_curves(pe, dims, t("position", lang), t("pe_curves_title", lang)), key="pe-curves")
     st.caption(t("explain_similarity", lang))
     chart(positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
@@ -297,6 +322,7 @@ class QueryChoice:
     """One query of one head, chosen in a view: its kind, position, axis pieces, the head's q, K, V and mask row."""
 
     kind: str
+    layer: int  # 1-based, within this kind's stack
     position: int
     queries: list[str]
     keys: list[str]
@@ -311,11 +337,12 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
     """Attention kind and query selectors; "mean over heads" has no vectors of its own, so it shows head 1."""
     kind = kind_selector(lang, f"{prefix}_kind")
     position = query_selector(tr, kind, lang, f"{prefix}_query")
+    layer = layer_of_kind(tr, kind, layer, lang)
     queries, keys = tr.axis_pieces(kind)
     head_index = 0 if head == "mean" else int(head) - 1
     qkv = tr.qkv[kind]
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
-    return QueryChoice(kind, position, queries, keys, head_index, qkv["q"][layer - 1, head_index, position],
+    return QueryChoice(kind, layer, position, queries, keys, head_index, qkv["q"][layer - 1, head_index, position],
                        qkv["k"][layer - 1, head_index], qkv["v"][layer - 1, head_index], masked)
 
 
@@ -337,7 +364,7 @@ def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> No
     c = choose_query(tr, layer, head, lang, "scaling")
     d_k = c.q.shape[0]
     real_labels = dict(labels, x=t("key", lang), y=t("weight", lang), title=t(
-        "model_scaling_title", lang, layer=layer, head=c.head_index + 1, token=c.queries[c.position], d_k=d_k))
+        "model_scaling_title", lang, layer=c.layer, head=c.head_index + 1, token=c.queries[c.position], d_k=d_k))
     chart(softmax_viz.softmax_pair_figure(c.k @ c.q, d_k, c.keys, real_labels, c.masked), key="model-scaling")
 
 
@@ -347,12 +374,12 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
     steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
     labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked")}
     labels.update(scaled=t("scaled_scores", lang), key=t("key", lang), mask=t("mask_col", lang))
-    st.markdown(f"**{t('qkv_title', lang, layer=layer, head=c.head_index + 1)}**")
+    st.markdown(f"**{t('qkv_title', lang, layer=c.layer, head=c.head_index + 1)}**")
     chart(steps_viz.vectors_figure(steps, c.queries[c.position], c.keys, labels), key="steps-vectors")
     chart(steps_viz.steps_figure(steps, c.keys, labels), key="steps-bars")
     st.dataframe(steps_viz.steps_table(steps, c.keys, labels), hide_index=True, width="stretch")
     chart(steps_viz.output_figure(steps, labels), key="steps-output")
-    model_row = tr.attention(c.kind)[layer - 1, c.head_index, c.position]
+    model_row = tr.attention(c.kind)[c.layer - 1, c.head_index, c.position]
     st.caption(t("steps_matches", lang, token=c.queries[c.position],
                  diff=float(np.abs(model_row - steps.weights).max())))
 
@@ -365,9 +392,8 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
     stats = probe.translation_statistics(tr)
     kind = kind_selector(lang, "stats_kind")
     names = list(stats[kind])
-    if st.session_state.get("stats_name") not in names:
-        st.session_state.stats_name = names[0]
-    name = st.selectbox(t("statistic", lang), names, format_func=lambda n: statistic_label(n, lang), key="stats_name")
+    name = widgets.selectbox(st, t("statistic", lang), names, format_func=lambda n: statistic_label(n, lang),
+                             key="stats_name")
     labels = dict(layer_label=t("layer", lang), head_label=t("head", lang))
     chart(statistic_grid(stats[kind][name], t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang),
                                                                   statistic=statistic_label(name, lang)), **labels),
@@ -379,8 +405,8 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
     st.markdown(f"**{t('inspect_head', lang)}**")
     cfg = get_model(checkpoint).model.cfg
     left, right, button = st.columns([1, 1, 2])
-    layer = left.selectbox(t("layer", lang), list(range(1, cfg.n_encoder_layers + 1)), key="inspect_layer")
-    head = right.selectbox(t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
+    layer = widgets.selectbox(left, t("layer", lang), list(range(1, cfg.n_layers(kind) + 1)), key="inspect_layer")
+    head = widgets.selectbox(right, t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
     button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(layer, head))
 
     st.subheader(t("corpus_title", lang))
@@ -416,10 +442,10 @@ def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int
                   word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
-    options = [f"{kind}:{layer}:{head}" for kind in KINDS for layer in range(1, cfg.n_encoder_layers + 1)
+    options = [f"{kind}:{layer}:{head}" for kind in KINDS for layer in range(1, cfg.n_layers(kind) + 1)
                for head in range(1, cfg.n_heads + 1)]
-    chosen = st.multiselect(t("ablate_heads", lang), options, format_func=lambda o: head_option_label(o, lang),
-                            key="ablate")
+    chosen = widgets.multiselect(st, t("ablate_heads", lang), options,
+                                 format_func=lambda o: head_option_label(o, lang), key="ablate")
     if not chosen:
         return
     ablated_key = tuple(sorted(chosen))
@@ -434,6 +460,7 @@ def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int
     st.markdown(t("logprob_change", lang, before=tr.log_prob, after=forced.log_prob, delta=forced.log_prob - tr.log_prob))
     st.markdown(f"**{t('ablated_map', lang)}**")
     kind = kind_selector(lang, "ablation_kind")
+    layer = layer_of_kind(ablated, kind, layer, lang)
     fig, *_ = attention_heatmap(ablated, kind, layer, head, lang, word_level, languages)
     chart(fig, key="ablation-heatmap")
 
@@ -444,6 +471,7 @@ def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str
     if st.session_state.get("decode_step", 0) >= n:
         st.session_state.decode_step = 0
     step = st.slider(t("step", lang), 0, n - 1, key="decode_step") if n > 1 else 0
+    layer = layer_of_kind(tr, "cross", layer, lang)  # decoder self- and cross-attention share the decoder's layers
     decoder_inputs = tr.decoder_input_pieces
     st.markdown(t("partial_output", lang, step=step))
     st.code(" ".join(decoder_inputs[: step + 1]), language=None)
@@ -468,19 +496,18 @@ def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str
 def sidebar(checkpoints: dict[str, dict]) -> None:
     """checkpoints: folder name -> its config.json metadata."""
     with st.sidebar:
-        st.radio(t("interface_language", st.session_state.lang), list(LANGUAGES), format_func=LANGUAGES.get,
-                 horizontal=True, key="lang")
+        widgets.radio(st, t("interface_language", st.session_state.lang), list(LANGUAGES), format_func=LANGUAGES.get,
+                      horizontal=True, key="lang")
         lang = st.session_state.lang
-        st.selectbox(t("checkpoint", lang), list(checkpoints),
-                     format_func=lambda name: checkpoint_label(name, checkpoints[name], lang),
-                     key="checkpoint", on_change=switch_checkpoint)
+        widgets.selectbox(st, t("checkpoint", lang), list(checkpoints),
+                          format_func=lambda name: checkpoint_label(name, checkpoints[name], lang),
+                          key="checkpoint", on_change=switch_checkpoint)
         metadata = checkpoints[st.session_state.checkpoint]
-        st.selectbox(t("examples", lang), [""] + examples_for(st.session_state.checkpoint), key="example",
-                     on_change=use_example,
-                     format_func=lambda s: s or t("example_placeholder", lang))
+        widgets.selectbox(st, t("examples", lang), [""] + examples_for(st.session_state.checkpoint), key="example",
+                          on_change=use_example, format_func=lambda s: s or t("example_placeholder", lang))
         st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang))
-        st.radio(t("decoding", lang), ["greedy", "beam"], key="decoding", format_func=lambda d: t(d, lang),
-                 horizontal=True)
+        widgets.radio(st, t("decoding", lang), ["greedy", "beam"], key="decoding", format_func=lambda d: t(d, lang),
+                      horizontal=True)
         if st.session_state.decoding == "beam":
             st.session_state.setdefault("beam_size", 4)
             st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
@@ -492,12 +519,11 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
 def view_selectors(cfg, lang: str) -> None:
     with st.sidebar:
         st.subheader(t("view", lang))
-        st.session_state.layer = min(max(1, int(st.session_state.layer)), cfg.n_encoder_layers)
-        st.selectbox(t("layer", lang), list(range(1, cfg.n_encoder_layers + 1)), key="layer")
+        deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
+        widgets.selectbox(st, t("layer", lang), list(range(1, deepest + 1)), key="layer")
         heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
-        if st.session_state.head not in heads:
-            st.session_state.head = "1"
-        st.selectbox(t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang))
+        widgets.selectbox(st, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang),
+                          default="1")
         st.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
@@ -525,8 +551,10 @@ def main() -> None:
     if cfg.norm_first:
         st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
+    apply_link_view(cfg)
     view_selectors(cfg, lang)
     write_url()
+    show_link_notices(lang)
 
     sentence = st.session_state.sentence.strip()
     if not sentence:
@@ -536,10 +564,8 @@ def main() -> None:
     hypotheses = get_hypotheses(checkpoint, sentence, beam)
     choice = 0
     if len(hypotheses) > 1:
-        if st.session_state.get("hypothesis", 0) >= len(hypotheses):  # a new search found fewer hypotheses
-            st.session_state.hypothesis = 0
-        choice = st.sidebar.selectbox(
-            t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
+        choice = widgets.selectbox(
+            st.sidebar, t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
             format_func=lambda i: f"{i + 1}. {hypotheses[i].target_text} ({hypotheses[i].log_prob:.2f})",
         )
     model_output = hypotheses[choice]

@@ -201,6 +201,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "the translation (layer and head from the sidebar).",
         "mean_note": "Mean over heads: the average of the {heads} heads' maps (the model itself concatenates the "
         "heads' outputs, it never averages their weights).",
+        "layer_clamped": "This checkpoint's {kind} has {n} layers, so layer {n} is shown instead of layer {layer}.",
+        "link_ignored": "The link's `{parameter}` value “{value}” is not valid here and was ignored.",
+        "link_clamped": "The link's `{parameter}` value “{value}” is out of range; {used} is used instead.",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -364,6 +367,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "explain_decoding_steps": "在第 t 步，解码器能看到 <s> 和已经写出的子词。左图是位置 t 在这些子词上的注意力，中图是它参考了哪些源语言子词，右图是最可能的下一个子词，绿色的是被选中的那个。三张图都来自生成这条译文的那次运行（层和头取自侧边栏）。",
         "mean_note": "所有头的平均：{heads} 个头的注意力图的平均值（模型本身是把各头的输出拼接起来，"
         "从不平均它们的权重）。",
+        "layer_clamped": "这个检查点的{kind}只有 {n} 层，所以这里显示第 {n} 层，而不是第 {layer} 层。",
+        "link_ignored": "链接里的 `{parameter}` 值“{value}”在这里无效，已忽略。",
+        "link_clamped": "链接里的 `{parameter}` 值“{value}”超出范围，改用 {used}。",
     },
 }
 

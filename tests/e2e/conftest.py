@@ -1,0 +1,107 @@
+"""Real-browser fixtures: `streamlit run app.py` headless, driven by Playwright in Debian's Chromium.
+
+Set REQUIRE_BROWSER=1 (CI does) to fail rather than skip when Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+
+import pytest
+
+from ..conftest import ROOT, SHIPPED
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+ARTIFACTS = ROOT / "test-artifacts"
+
+if not os.path.exists(CHROMIUM):
+    if os.environ.get("REQUIRE_BROWSER"):
+        raise RuntimeError(f"REQUIRE_BROWSER is set but Chromium is not installed at {CHROMIUM}")
+    pytest.skip("Chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def run_streamlit(env_overrides: dict[str, str] | None = None):
+    port = free_port()
+    env = dict(os.environ, **(env_overrides or {}))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        raise RuntimeError("streamlit did not start:\n" + server.stdout.read().decode(errors="replace")[-3000:])
+    try:
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def streamlit_server(tiny_checkpoint):
+    overrides = {} if SHIPPED.exists() else {"ATTENTION_EXPLORER_CHECKPOINTS": str(tiny_checkpoint.parent)}
+    with run_streamlit(overrides) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def wait_until_idle(page, timeout: int = 120_000) -> None:
+    """Wait until the script has finished its run (Streamlit marks the app root with the script state)."""
+    page.wait_for_timeout(400)
+    page.wait_for_function(
+        "() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
+        " return app && app.getAttribute('data-test-script-state') === 'notRunning'; }",
+        timeout=timeout,
+    )
+
+
+def assert_no_exception(page) -> None:
+    errors = page.locator("[data-testid='stException']")
+    if errors.count():
+        raise AssertionError("the page shows an exception:\n" + errors.first.inner_text()[:2000])
+
+
+def visible_heatmap_ticks(page) -> list[str]:
+    """Tick labels (both axes) of the first Plotly chart in the visible tab."""
+    return page.evaluate(
+        """() => {
+            const panel = [...document.querySelectorAll('[role="tabpanel"]')].find(p => p.offsetParent !== null);
+            const plot = panel && panel.querySelector('.js-plotly-plot');
+            if (!plot) return [];
+            return [...plot.querySelectorAll('.xtick text, .ytick text')].map(t => t.textContent);
+        }"""
+    )

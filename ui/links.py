@@ -1,0 +1,110 @@
+"""Reading a shared link's query parameters strictly.
+
+A link is typed, pasted and edited by people, so every value is checked: numbers are ASCII digits of bounded
+length (``str.isdigit`` accepts "²" and 5,000-digit strings, which ``int`` then rejects or chokes on), names must
+be ones the app offers, and anything else is dropped *with a notice* saying what was ignored or changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_NUMBER = re.compile(r"[0-9]{1,4}")  # a layer, head or beam size; more digits than that is not a real setting
+MAX_SENTENCE_CHARACTERS = 2000  # far beyond what the model reads (it truncates to max_len pieces)
+
+
+@dataclass
+class Notice:
+    """One value of the link that was not used as given."""
+
+    parameter: str
+    value: str  # as given, shortened for display
+    action: str  # "ignored" or "clamped"
+    used: str = ""  # the value used instead, for "clamped"
+
+
+@dataclass
+class LinkState:
+    """What a link asks for, already checked; None where the link says nothing usable."""
+
+    sentence: str | None = None
+    checkpoint: str | None = None
+    lang: str | None = None
+    layer: int | None = None  # still to be checked against the checkpoint's depth
+    head: str | None = None  # "mean" or a number as text; still to be checked against its heads
+    beam: int | None = None
+    notices: list[Notice] = field(default_factory=list)
+
+
+def shorten(value: str, limit: int = 24) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+def parse_number(value: str) -> int | None:
+    """A positive count written in ASCII digits, at most four of them; None otherwise."""
+    if not _NUMBER.fullmatch(value):
+        return None
+    number = int(value)
+    return number if number >= 1 else None
+
+
+def clamp(number: int, low: int, high: int) -> int:
+    return min(max(number, low), high)
+
+
+def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[str], max_beam: int) -> LinkState:
+    state = LinkState()
+
+    def ignore(name: str) -> None:
+        state.notices.append(Notice(name, shorten(params[name]), "ignored"))
+
+    if "s" in params:
+        sentence = params["s"]
+        if len(sentence) > MAX_SENTENCE_CHARACTERS:
+            state.notices.append(Notice("s", shorten(sentence), "clamped", f"{MAX_SENTENCE_CHARACTERS} characters"))
+            sentence = sentence[:MAX_SENTENCE_CHARACTERS]
+        state.sentence = sentence or None
+    if "ckpt" in params:
+        if params["ckpt"] in checkpoints:
+            state.checkpoint = params["ckpt"]
+        else:
+            ignore("ckpt")
+    if "lang" in params:
+        if params["lang"] in languages:
+            state.lang = params["lang"]
+        else:
+            ignore("lang")
+    if "layer" in params:
+        state.layer = parse_number(params["layer"])
+        if state.layer is None:
+            ignore("layer")
+    if "head" in params:
+        head = params["head"]
+        if head == "mean" or parse_number(head) is not None:
+            state.head = head if head == "mean" else str(parse_number(head))
+        else:
+            ignore("head")
+    if "beam" in params:
+        beam = parse_number(params["beam"])
+        if beam is None:
+            ignore("beam")
+        else:
+            state.beam = clamp(beam, 1, max_beam)
+            if state.beam != beam:
+                state.notices.append(Notice("beam", shorten(params["beam"]), "clamped", str(state.beam)))
+    return state
+
+
+def fit_view(layer: int | None, head: str | None, deepest: int, n_heads: int) -> tuple[int | None, str | None,
+                                                                                        list[Notice]]:
+    """Check a link's layer and head against the checkpoint: a layer past the deepest stack becomes the last
+    layer, a head past the last becomes head 1; each change is a notice."""
+    notices = []
+    if layer is not None and layer > deepest:
+        notices.append(Notice("layer", str(layer), "clamped", str(deepest)))
+        layer = deepest
+    if head is not None and head != "mean" and int(head) > n_heads:
+        notices.append(Notice("head", head, "clamped", "1"))
+        head = "1"
+    return layer, head, notices
