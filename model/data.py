@@ -37,9 +37,11 @@ class Splits:
 
 
 def read_tatoeba(path: Path) -> list[Example]:
-    """cmn-eng.tsv: English <tab> Chinese <tab> attribution. Pairs sharing an English sentence are grouped."""
+    """cmn-eng.tsv (English <tab> Chinese <tab> attribution) or deu-eng.tsv.gz (English <tab> German).
+    Pairs sharing an English sentence are grouped."""
     grouped: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8-sig") as f:  # the file starts with a byte-order mark
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8-sig") as f:  # cmn-eng.tsv starts with a byte-order mark
         for line in f:
             cols = line.rstrip("\n").split("\t")
             if len(cols) < 2 or not cols[0].strip() or not cols[1].strip():
@@ -83,23 +85,54 @@ def read_multi30k(directory: Path, split: str, src_lang: str = "en", tgt_lang: s
     return [Example(s.strip(), [t.strip()]) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
-CORPORA = {"tatoeba-en-zh": "tatoeba-en-zh", "multi30k-en-de": "multi30k"}  # corpus -> its folder in data_dir
+# corpus -> the folders it reads in data_dir
+CORPORA = {
+    "tatoeba-en-zh": ("tatoeba-en-zh",),
+    "multi30k-en-de": ("multi30k",),
+    "tatoeba-en-de": ("tatoeba-en-de",),
+    "tatoeba-multi30k-en-de": ("tatoeba-en-de", "multi30k"),
+}
+# In the combined English-German corpus Multi30k's 29k captions are seen this many times per epoch beside
+# Tatoeba's ~150k everyday pairs, so the captions' longer sentences are not drowned out.
+MULTI30K_REPEAT = 2
 
 
 def corpus_available(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> bool:
-    return (Path(data_dir) / CORPORA[corpus]).is_dir()
+    return all((Path(data_dir) / folder).is_dir() for folder in CORPORA[corpus])
+
+
+def _tatoeba_splits(path: Path) -> Splits:
+    examples = read_tatoeba(path)
+    # 1,000 valid and 1,500 test sentences from the full corpus; a tenth each from a small one (tests).
+    tenth = max(1, len(examples) // 10)
+    return split_grouped(examples, n_valid=min(1000, tenth), n_test=min(1500, tenth))
+
+
+def _interleave(a: list[Example], b: list[Example]) -> list[Example]:
+    """a[0], b[0], a[1], b[1], ...: any prefix (the per-epoch BLEU reads the first 500) holds both."""
+    out = [x for pair in zip(a, b) for x in pair]
+    return out + a[len(b) :] + b[len(a) :]
 
 
 def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
-    folder = Path(data_dir) / CORPORA[corpus]
+    data_dir = Path(data_dir)
     if corpus == "tatoeba-en-zh":
-        examples = read_tatoeba(folder / "cmn-eng.tsv")
-        # 1,000 valid and 1,500 test sentences from the full corpus; a tenth each from a small one (tests).
-        tenth = max(1, len(examples) // 10)
-        return split_grouped(examples, n_valid=min(1000, tenth), n_test=min(1500, tenth))
-    return Splits(*(read_multi30k(folder, split) for split in ("train", "val", "test_2016_flickr")))
+        return _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
+    if corpus == "tatoeba-en-de":
+        return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
+    multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
+    if corpus == "multi30k-en-de":
+        return multi30k
+    # tatoeba-multi30k-en-de: both training sets; validation and test interleave both (each corpus's own test
+    # set is scored on its own with `model.evaluate --corpus`).
+    tatoeba = load_splits("tatoeba-en-de", data_dir)
+    return Splits(
+        train=tatoeba.train + multi30k.train * MULTI30K_REPEAT,
+        valid=_interleave(tatoeba.valid, multi30k.valid),
+        test=_interleave(tatoeba.test, multi30k.test),
+    )
 
 
 def training_pairs(examples: list[Example]) -> list[tuple[str, str]]:
