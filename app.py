@@ -92,14 +92,25 @@ def get_scaling_statistics() -> tuple[dict, dict]:
     return softmax_viz.dot_product_variance(d_ks), softmax_viz.saturation_statistics(d_ks)
 
 
-@st.cache_data(show_spinner=False)
-def read_csv(path: str, mtime: float) -> pd.DataFrame:  # mtime: a new file is read again
-    return pd.read_csv(path)
+@st.cache_data(show_spinner=False, max_entries=16)
+def read_head_table(path: str, mtime: float) -> pd.DataFrame | str:  # mtime: a new file is read again
+    """The table, or what is wrong with it (a string naming the file)."""
+    try:
+        return probe.read_head_table(Path(path))
+    except probe.HeadTableError as e:
+        return str(e)
 
 
-def shipped_csv(checkpoint: str, name: str) -> pd.DataFrame | None:
+def shipped_csv(checkpoint: str, name: str, lang: str) -> pd.DataFrame | None:
+    """A probe CSV shipped with the checkpoint; None when absent or unusable (then a warning names the file)."""
     path = Path(checkpoint) / name
-    return read_csv(str(path), path.stat().st_mtime) if path.is_file() else None
+    if not path.is_file():
+        return None
+    table = read_head_table(str(path), path.stat().st_mtime)
+    if isinstance(table, str):
+        st.warning(t("table_invalid", lang, error=markdown_literal(table)))
+        return None
+    return table
 
 
 # ---------------------------------------------------------------------------------------------- state & URL
@@ -410,7 +421,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
     button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(layer, head))
 
     st.subheader(t("corpus_title", lang))
-    corpus = shipped_csv(checkpoint, "head_stats.csv")
+    corpus = shipped_csv(checkpoint, "head_stats.csv", lang)
     if corpus is None:
         st.info(t("corpus_missing", lang, path=checkpoint))
     else:
@@ -421,7 +432,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
             chart(statistic_grid(values, t("corpus_grid_title", lang, kind=t(KIND_TAB[kind], lang),
                                                  statistic=statistic_label(name, lang)), roles=roles, **labels),
                   key="corpus-grid")
-        named = corpus[corpus["role"].fillna("") != ""][["kind", "layer", "head", "role"]]
+        named = corpus[corpus["role"] != ""][["kind", "layer", "head", "role"]] if "role" in corpus else corpus[:0]
         st.markdown(f"**{t('named_heads', lang)}**")
         if named.empty:
             st.caption(t("no_named_heads", lang))
@@ -429,7 +440,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
             st.dataframe(named, hide_index=True, width="stretch")
         st.markdown(f"**{t('strongest_heads', lang)}**")
         st.dataframe(probe.strongest_heads(corpus), hide_index=True, width="stretch")
-    ranking = shipped_csv(checkpoint, "head_ablation.csv")
+    ranking = shipped_csv(checkpoint, "head_ablation.csv", lang)
     if ranking is None:
         st.info(t("ablation_ranking_missing", lang, path=checkpoint))
     else:

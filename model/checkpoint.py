@@ -61,42 +61,48 @@ def save_checkpoint(
     (directory / TARGET_SPM).write_bytes(target_spm)
 
 
+def shown(path: Path) -> str:
+    """"en-zh/config.json": error messages name the checkpoint and file, never where the server keeps them."""
+    path = Path(path)
+    return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
 def load_checkpoint(directory: Path | str) -> LoadedModel:
-    """Load a checkpoint folder for inference. Every failure is a CheckpointError naming the file at fault."""
+    """Load a checkpoint folder for inference. Every failure is a CheckpointError naming the file at fault
+    (as "folder/file", never an absolute server path)."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise CheckpointError(f"checkpoint folder not found: {directory}")
+        raise CheckpointError(f"checkpoint folder not found: {directory.name}")
     for name in (CONFIG, WEIGHTS, SOURCE_SPM, TARGET_SPM):
         if not (directory / name).is_file():
-            raise CheckpointError(f"checkpoint file missing: {directory / name}")
+            raise CheckpointError(f"checkpoint file missing: {shown(directory / name)}")
 
-    try:
-        config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
-        cfg = TransformerConfig(**config["model"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"{directory / CONFIG} is not a valid model config ({e})") from None
+    cfg, metadata = read_config(directory)
 
-    try:
-        source, target = Tokenizer.load(directory / SOURCE_SPM), Tokenizer.load(directory / TARGET_SPM)
-    except (ValueError, OSError) as e:
-        raise CheckpointError(str(e)) from None
+    tokenizers = []
+    for name in (SOURCE_SPM, TARGET_SPM):
+        try:
+            tokenizers.append(Tokenizer.from_bytes((directory / name).read_bytes()))
+        except Exception:  # sentencepiece raises bare RuntimeErrors with C++ text
+            raise CheckpointError(f"{shown(directory / name)} is not a valid SentencePiece model") from None
+    source, target = tokenizers
     for label, tok, expected in (("source", source, cfg.src_vocab_size), ("target", target, cfg.tgt_vocab_size)):
         if tok.vocab_size != expected:
             raise CheckpointError(
-                f"{label} tokenizer has {tok.vocab_size} pieces but {directory / CONFIG} expects {expected}"
+                f"{label} tokenizer has {tok.vocab_size} pieces but {shown(directory / CONFIG)} expects {expected}"
             )
 
     try:
         weights = load_file(str(directory / WEIGHTS))
     except (SafetensorError, OSError, ValueError) as e:
-        raise CheckpointError(f"{directory / WEIGHTS} is not a readable safetensors file ({e})") from None
+        raise CheckpointError(f"{shown(directory / WEIGHTS)} is not a readable safetensors file ({e})") from None
 
     model = Transformer(cfg)
     expected_keys = set(weights_to_save(model, torch.float32))
     missing, unexpected = expected_keys - set(weights), set(weights) - expected_keys
     if missing or unexpected:
         raise CheckpointError(
-            f"{directory / WEIGHTS} does not match {directory / CONFIG}: "
+            f"{shown(directory / WEIGHTS)} does not match {shown(directory / CONFIG)}: "
             f"missing {sorted(missing)[:3]}{'…' if len(missing) > 3 else ''}, "
             f"unexpected {sorted(unexpected)[:3]}{'…' if len(unexpected) > 3 else ''}"
         )
@@ -104,21 +110,73 @@ def load_checkpoint(directory: Path | str) -> LoadedModel:
     for key, tensor in weights.items():
         if tuple(tensor.shape) != tuple(state[key].shape):
             raise CheckpointError(
-                f"{directory / WEIGHTS}: {key} has shape {tuple(tensor.shape)}, config expects {tuple(state[key].shape)}"
+                f"{shown(directory / WEIGHTS)}: {key} has shape {tuple(tensor.shape)}, config expects {tuple(state[key].shape)}"
             )
     apply_weights(model, weights)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
-    return LoadedModel(model, source, target, directory.name, config.get("metadata", {}))
+    return LoadedModel(model, source, target, directory.name, metadata)
+
+
+# TransformerConfig field -> (type, smallest allowed value); bools are checked apart (bool is an int in Python).
+_CONFIG_FIELDS = {
+    "src_vocab_size": (int, 5), "tgt_vocab_size": (int, 5), "d_model": (int, 1), "n_heads": (int, 1),
+    "d_ff": (int, 1), "n_encoder_layers": (int, 1), "n_decoder_layers": (int, 1), "max_len": (int, 2),
+    "pad_id": (int, 0), "bos_id": (int, 0), "eos_id": (int, 0), "dropout": (float, 0.0),
+}
+_BOOL_FIELDS = ("tie_target_embeddings", "norm_first")
+# metadata keys the app reads, all strings when present
+_METADATA_STRINGS = ("corpus", "source_language", "target_language")
+
+
+def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:
+    """config.json -> (model config, metadata), every field checked; a CheckpointError names the field at fault."""
+    path = Path(directory) / CONFIG
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{shown(path)} is not readable JSON ({e})") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model"), dict):
+        raise CheckpointError(f'{shown(path)} needs an object "model" holding the model\'s shape')
+    model = config["model"]
+    for name in model:
+        if name not in _CONFIG_FIELDS and name not in _BOOL_FIELDS:
+            raise CheckpointError(f'{shown(path)}: unknown field "model.{name}"')
+    for name, (kind, smallest) in _CONFIG_FIELDS.items():
+        if name not in model:
+            if name in ("src_vocab_size", "tgt_vocab_size"):
+                raise CheckpointError(f'{shown(path)}: "model.{name}" is missing')
+            continue
+        value = model[name]
+        valid_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
+        if isinstance(value, bool) or not valid_type:
+            raise CheckpointError(f'{shown(path)}: "model.{name}" must be a number ({"whole" if kind is int else "decimal"}'
+                                  f"), not {json.dumps(value)[:40]}")
+        if value < smallest or (name == "dropout" and value >= 1):
+            raise CheckpointError(f'{shown(path)}: "model.{name}" = {value} is out of range')
+    for name in _BOOL_FIELDS:
+        if name in model and not isinstance(model[name], bool):
+            raise CheckpointError(f'{shown(path)}: "model.{name}" must be true or false, not {json.dumps(model[name])[:40]}')
+    try:
+        cfg = TransformerConfig(**model)
+    except ValueError as e:  # e.g. d_model not divisible by n_heads
+        raise CheckpointError(f"{shown(path)}: {e}") from None
+    metadata = config.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise CheckpointError(f'{shown(path)}: "metadata" must be an object, not {json.dumps(metadata)[:40]}')
+    for name in _METADATA_STRINGS:
+        if name in metadata and not isinstance(metadata[name], str):
+            raise CheckpointError(f'{shown(path)}: "metadata.{name}" must be text, not {json.dumps(metadata[name])[:40]}')
+    return cfg, metadata
 
 
 def read_metadata(directory: Path | str) -> dict:
     """config.json's "metadata" without loading weights (for labels); {} when it cannot be read, since
     load_checkpoint is the one that reports what is wrong with a folder."""
     try:
-        config = json.loads((Path(directory) / CONFIG).read_text(encoding="utf-8"))
-        return dict(config.get("metadata") or {})
+        metadata = json.loads((Path(directory) / CONFIG).read_text(encoding="utf-8")).get("metadata") or {}
+        return {k: v for k, v in dict(metadata).items() if k not in _METADATA_STRINGS or isinstance(v, str)}
     except (OSError, ValueError, AttributeError, TypeError):
         return {}
 

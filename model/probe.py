@@ -139,6 +139,45 @@ def name_heads(frame: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
 
 LOWER_IS_STRONGER = {"entropy", "distance"}
 
+# The columns the app reads from a checkpoint's probe results, and which of them must be numbers.
+HEAD_TABLES = {
+    "head_stats.csv": (("kind", "layer", "head"), ("layer", "head")),
+    "head_ablation.csv": (("kind", "layer", "head", "bleu", "bleu_drop", "log_prob_drop"),
+                          ("layer", "head", "bleu", "bleu_drop", "log_prob_drop")),
+}
+
+
+class HeadTableError(ValueError):
+    """A probe CSV that the app cannot use; the message names the file and what is wrong."""
+
+
+def read_head_table(path: Path) -> pd.DataFrame:
+    """Read head_stats.csv or head_ablation.csv, checking it has the columns the app reads, with numbers where
+    numbers belong and known attention kinds."""
+    path = Path(path)
+    name = f"{path.parent.name}/{path.name}"
+    required, numeric = HEAD_TABLES[path.name]
+    try:
+        frame = pd.read_csv(path, encoding="utf-8")
+    except UnicodeDecodeError:
+        raise HeadTableError(f"{name} is not UTF-8 text") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as e:
+        raise HeadTableError(f"{name} is not a readable CSV table ({str(e).splitlines()[0][:80]})") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise HeadTableError(f"{name} lacks the column(s) {', '.join(missing)}")
+    if frame.empty:
+        raise HeadTableError(f"{name} has no rows")
+    for column in numeric:
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            raise HeadTableError(f"{name}: column {column} holds something other than numbers")
+    unknown = sorted(set(frame["kind"].astype(str)) - set(KINDS))
+    if unknown:
+        raise HeadTableError(f"{name}: unknown attention kind(s) {', '.join(unknown)[:60]}")
+    if "role" in frame.columns:
+        frame["role"] = frame["role"].fillna("").astype(str)
+    return frame
+
 
 def strongest_heads(frame: pd.DataFrame) -> pd.DataFrame:
     """For every statistic and attention kind, the head where it is most pronounced (lowest entropy and

@@ -204,6 +204,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "layer_clamped": "This checkpoint's {kind} has {n} layers, so layer {n} is shown instead of layer {layer}.",
         "link_ignored": "The link's `{parameter}` value “{value}” is not valid here and was ignored.",
         "link_clamped": "The link's `{parameter}` value “{value}” is out of range; {used} is used instead.",
+        "table_invalid": "This checkpoint's probe table cannot be used, so its part of this view is left out: {error}",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -370,6 +371,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "layer_clamped": "这个检查点的{kind}只有 {n} 层，所以这里显示第 {n} 层，而不是第 {layer} 层。",
         "link_ignored": "链接里的 `{parameter}` 值“{value}”在这里无效，已忽略。",
         "link_clamped": "链接里的 `{parameter}` 值“{value}”超出范围，改用 {used}。",
+        "table_invalid": "这个检查点附带的统计表无法使用，这部分内容暂不显示：{error}",
     },
 }
 

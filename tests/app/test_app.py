@@ -19,32 +19,6 @@ from ..conftest import ROOT
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture
-def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
-    """A checkpoints/ folder with two tiny checkpoints, so the selector has a choice."""
-    root = tmp_path / "checkpoints"
-    shutil.copytree(tiny_checkpoint, root / "tiny-a")
-    shutil.copytree(tiny_checkpoint, root / "tiny-b")
-    monkeypatch.setenv("ATTENTION_EXPLORER_CHECKPOINTS", str(root))
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    return root
-
-
-@pytest.fixture
-def translations(monkeypatch):
-    """Counts the app's calls into the model's decoding, to show what is cached."""
-    calls = []
-    real = decode.translate_hypotheses
-
-    def counting(*args, **kwargs):
-        calls.append(args[3])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(decode, "translate_hypotheses", counting)
-    return calls
-
-
 def run_app(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in query.items():

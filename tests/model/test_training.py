@@ -119,22 +119,38 @@ def test_fp16_checkpoint_loads_as_float32(tiny_tokenizers, tiny_spm, tmp_path):
         (lambda d: (d / "model.safetensors").unlink(), "checkpoint file missing: .*model.safetensors"),
         (lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:200]),
          "model.safetensors is not a readable safetensors file"),
-        (lambda d: (d / "config.json").write_text("{"), "config.json is not a valid model config"),
+        (lambda d: (d / "config.json").write_text("{"), "broken/config.json is not readable JSON"),
         (lambda d: (d / "target.model").write_bytes(b"junk"), "target.model is not a valid SentencePiece model"),
         (lambda d: (d / "config.json").write_text(
             (d / "config.json").read_text().replace('"d_ff": 64', '"d_ff": 96')), "model.safetensors: .* has shape"),
         (lambda d: (d / "config.json").write_text(
             (d / "config.json").read_text().replace('"n_encoder_layers": 2', '"n_encoder_layers": 3')),
          "does not match .*config.json"),
+        (lambda d: edit_config(d, lambda c: c["model"].update(n_heads=0)), '"model.n_heads" = 0 is out of range'),
+        (lambda d: edit_config(d, lambda c: c.update(metadata="hello")), '"metadata" must be an object'),
+        (lambda d: edit_config(d, lambda c: c["metadata"].update(target_language=7)),
+         '"metadata.target_language" must be text'),
+        (lambda d: edit_config(d, lambda c: c["model"].update(d_model="256")), '"model.d_model" must be a number'),
+        (lambda d: edit_config(d, lambda c: c["model"].update(norm_first="yes")), '"model.norm_first" must be true'),
+        (lambda d: edit_config(d, lambda c: c["model"].update(d_model=30)), "divisible by n_heads"),
+        (lambda d: edit_config(d, lambda c: c.update(model=[1])), 'needs an object "model"'),
     ],
-    ids=["missing", "truncated", "bad-config", "bad-tokenizer", "wrong-shape", "wrong-layers"],
+    ids=["missing", "truncated", "bad-config", "bad-tokenizer", "wrong-shape", "wrong-layers", "zero-heads",
+         "metadata-not-object", "language-not-text", "d_model-as-text", "bool-as-text", "indivisible", "model-list"],
 )
 def test_broken_checkpoints_give_errors_naming_the_file(tiny_checkpoint, tmp_path, damage, message):
     directory = tmp_path / "broken"
     shutil.copytree(tiny_checkpoint, directory)
     damage(directory)
-    with pytest.raises(CheckpointError, match=message):
+    with pytest.raises(CheckpointError, match=message) as error:
         load_checkpoint(directory)
+    assert str(tmp_path) not in str(error.value)  # the checkpoint's name, never where the server keeps it
+
+
+def edit_config(directory, change) -> None:
+    config = json.loads((directory / "config.json").read_text())
+    change(config)
+    (directory / "config.json").write_text(json.dumps(config))
 
 
 def test_translate_cli_reports_a_missing_checkpoint(tmp_path):

@@ -1,0 +1,36 @@
+"""Fixtures of the app tests: a checkpoints folder of tiny models, and a counter of translation calls."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import streamlit as st
+
+from model import decode
+
+
+@pytest.fixture
+def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
+    """A checkpoints/ folder with two tiny checkpoints, so the selector has a choice."""
+    root = tmp_path / "checkpoints"
+    shutil.copytree(tiny_checkpoint, root / "tiny-a")
+    shutil.copytree(tiny_checkpoint, root / "tiny-b")
+    monkeypatch.setenv("ATTENTION_EXPLORER_CHECKPOINTS", str(root))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    return root
+
+
+@pytest.fixture
+def translations(monkeypatch):
+    """Counts the app's calls into the model's decoding, to show what is cached."""
+    calls = []
+    real = decode.translate_hypotheses
+
+    def counting(*args, **kwargs):
+        calls.append(args[3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(decode, "translate_hypotheses", counting)
+    return calls
