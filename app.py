@@ -33,7 +33,7 @@ from viz.decoding import decoding_step_figure
 from viz.heads import statistic_grid
 from viz.tables import attention_csv, token_table
 from ui import links, widgets
-from viz.text import LANGUAGES, language_name, markdown_literal, t
+from viz.text import LANGUAGES, language_name, markdown_literal, plotly_literal, t
 
 CHECKPOINT_ROOT = Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", Path(__file__).parent / "checkpoints"))
 # Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain).
@@ -375,7 +375,8 @@ def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> No
     c = choose_query(tr, layer, head, lang, "scaling")
     d_k = c.q.shape[0]
     real_labels = dict(labels, x=t("key", lang), y=t("weight", lang), title=t(
-        "model_scaling_title", lang, layer=c.layer, head=c.head_index + 1, token=c.queries[c.position], d_k=d_k))
+        "model_scaling_title", lang, layer=c.layer, head=c.head_index + 1, token=plotly_literal([c.queries[c.position]])[0],
+        d_k=d_k))
     chart(softmax_viz.softmax_pair_figure(c.k @ c.q, d_k, c.keys, real_labels, c.masked), key="model-scaling")
 
 
@@ -391,7 +392,7 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
     st.dataframe(steps_viz.steps_table(steps, c.keys, labels), hide_index=True, width="stretch")
     chart(steps_viz.output_figure(steps, labels), key="steps-output")
     model_row = tr.attention(c.kind)[c.layer - 1, c.head_index, c.position]
-    st.caption(t("steps_matches", lang, token=c.queries[c.position],
+    st.caption(t("steps_matches", lang, token=markdown_literal(c.queries[c.position]),
                  diff=float(np.abs(model_row - steps.weights).max())))
 
 
@@ -587,6 +588,10 @@ def main() -> None:
         st.warning(t("truncated", lang, limit=cfg.max_len, kept=len(tr.source_pieces) - 1))
     if tr.unknown_source_pieces:
         st.warning(t("unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_source_pieces)))))
+    if tr.reference_truncated:
+        st.warning(t("reference_truncated", lang, limit=cfg.max_len, kept=len(tr.target_pieces)))
+    if tr.unknown_reference:
+        st.warning(t("reference_unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_reference)))))
     if not tr.finished:
         st.info(t("unfinished", lang))
     show_translation(tr, model_output, lang)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, visible
 from .transformer import AttentionOptions, Transformer
 
 TOP_K_ALTERNATIVES = 5
@@ -194,6 +194,8 @@ class Translation:
     log_prob: float = 0.0
     truncated: bool = False  # the source was longer than the model's limit and was cut
     finished: bool = True  # False when decoding hit the length limit before </s>
+    reference_truncated: bool = False  # teacher forcing: the reference was longer than the model reads, and cut
+    unknown_reference: list[str] = field(default_factory=list)  # teacher forcing: reference characters not in the vocabulary
 
     @property
     def decoder_input_pieces(self) -> list[str]:
@@ -220,11 +222,16 @@ class Translation:
         return self.decoder_input_pieces, self.source_pieces
 
 
+def display_pieces(tokenizer: Tokenizer, text: str) -> tuple[list[int], list[str]]:
+    """Ids and the pieces to show: an unknown character is "<unk:x>", an invisible one "<U+XXXX>"."""
+    ids, pieces = tokenizer.encode_with_pieces(text)
+    return ids, [f"<unk:{visible(p)}>" if i == UNK_ID else visible(p) for i, p in zip(ids, pieces)]
+
+
 def encode_source(tokenizer: Tokenizer, text: str, max_len: int) -> tuple[list[int], list[str], bool]:
     """Source ids and pieces ending in </s>, cut to max_len positions (truncated=True when cut). A character the
     tokenizer does not know becomes the unknown id, shown as "<unk:x>" so the reader sees both facts."""
-    ids, pieces = tokenizer.encode_with_pieces(text)
-    pieces = [f"<unk:{p}>" if i == UNK_ID else p for i, p in zip(ids, pieces)]
+    ids, pieces = display_pieces(tokenizer, text)
     truncated = len(ids) + 1 > max_len
     if truncated:
         ids, pieces = ids[: max_len - 1], pieces[: max_len - 1]
@@ -244,6 +251,8 @@ def _translation(
     need_qkv: bool,
     method: str,
     beam_size: int,
+    output_pieces: list[str] | None = None,
+    **reference_facts,
 ) -> Translation:
     source_ids, source_pieces, truncated = source
     rec = hypothesis.record
@@ -258,10 +267,11 @@ def _translation(
         source_pieces=source_pieces,
         source_ids=source_ids,
         target_text=target_tokenizer.decode(output_ids),
-        target_pieces=target_tokenizer.pieces(output_ids) + (["</s>"] if hypothesis.finished else []),
+        target_pieces=(output_pieces or [visible(p) for p in target_tokenizer.pieces(output_ids)])
+        + (["</s>"] if hypothesis.finished else []),
         target_ids=hypothesis.tokens,
         token_probs=[math.exp(lp) for lp in hypothesis.token_log_probs],
-        alternatives=[[(target_tokenizer.piece(i), p) for i, p in alts] for alts in hypothesis.alternatives],
+        alternatives=[[(visible(target_tokenizer.piece(i)), p) for i, p in alts] for alts in hypothesis.alternatives],
         encoder_self_attention=_numpy(encoded.attention[0]),
         decoder_self_attention=_numpy(rec["decoder_self"]),
         cross_attention=_numpy(rec["cross"]),
@@ -271,6 +281,7 @@ def _translation(
         log_prob=hypothesis.log_prob,
         truncated=truncated,
         finished=hypothesis.finished,
+        **reference_facts,
     )
 
 
@@ -331,10 +342,19 @@ def teacher_force(
     is fed <s> + reference instead of its own output. Give the reference as text or as target ids."""
     head_mask = head_masks_to_tensors(model, ablate)
     source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
+    facts, output_pieces = {}, None
     if reference_ids is None:
         if not reference or not reference.strip():
             raise ValueError("the reference translation is empty")
-        reference_ids = target_tokenizer.encode(reference.strip())[: model.cfg.max_len - 1] + [EOS_ID]
+        ids, output_pieces = display_pieces(target_tokenizer, reference.strip())
+        facts["unknown_reference"] = [p[len("<unk:"):-1] for p, i in zip(output_pieces, ids) if i == UNK_ID]
+        # A reference past the model's length is cut, and then it did not end there: no </s> after the cut.
+        facts["reference_truncated"] = len(ids) + 1 > model.cfg.max_len
+        if facts["reference_truncated"]:
+            ids, output_pieces = ids[: model.cfg.max_len - 1], output_pieces[: model.cfg.max_len - 1]
+            reference_ids = ids
+        else:
+            reference_ids = ids + [EOS_ID]
     tgt_in = torch.tensor([[BOS_ID] + reference_ids[:-1]])
     decoded = model.decode(
         tgt_in,
@@ -353,4 +373,5 @@ def teacher_force(
         finished=reference_ids[-1] == EOS_ID,
         record=_slice_record(decoded, 0),
     )
-    return _translation(text, source, target_tokenizer, hypothesis, encoded, need_qkv, "teacher forcing", 1)
+    return _translation(text, source, target_tokenizer, hypothesis, encoded, need_qkv, "teacher forcing", 1,
+                        output_pieces, **facts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +82,16 @@ class Tokenizer:
 
     def pieces(self, ids: list[int]) -> list[str]:
         return [self.piece(i) for i in ids]
+
+
+# Control, format (zero-width joiners, right-to-left overrides), separator, surrogate, private-use and unassigned
+# characters: shown raw they reverse, hide or garble the text around them.
+_INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def visible(text: str) -> str:
+    """Text for display with every invisible or direction-changing character written as <U+XXXX>."""
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _INVISIBLE else c for c in text)
 
 
 def group_pieces_into_words(pieces: list[str], language: str = "en") -> list[list[int]]:

@@ -205,6 +205,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "link_ignored": "The link's `{parameter}` value “{value}” is not valid here and was ignored.",
         "link_clamped": "The link's `{parameter}` value “{value}” is out of range; {used} is used instead.",
         "table_invalid": "This checkpoint's probe table cannot be used, so its part of this view is left out: {error}",
+        "reference_truncated": "The reference is longer than the model reads ({limit} positions): only its first {kept} pieces are used, and since it was cut there, no end-of-sentence `</s>` follows them.",
+        "reference_unknown": "The target vocabulary has no piece for these characters of the reference, so the model reads each as `<unk>`: {chars}",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -372,6 +374,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "link_ignored": "链接里的 `{parameter}` 值“{value}”在这里无效，已忽略。",
         "link_clamped": "链接里的 `{parameter}` 值“{value}”超出范围，改用 {used}。",
         "table_invalid": "这个检查点附带的统计表无法使用，这部分内容暂不显示：{error}",
+        "reference_truncated": "参考译文超出了模型能读入的长度（{limit} 个位置）：只用了前 {kept} 个子词；因为是在这里截断的，后面没有句末标记 `</s>`。",
+        "reference_unknown": "目标语言词表里没有参考译文中的这些字符，模型把它们都当作 `<unk>` 读入：{chars}",
     },
 }
 
