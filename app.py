@@ -1,7 +1,8 @@
 """Attention explorer: `streamlit run app.py`.
 
 Widgets and layout only. The model is loaded once per process (st.cache_resource); each (checkpoint,
-sentence, decoding) is translated once (st.cache_data) and every view reads that one result. Figures come
+sentence, decoding) is translated once into a byte-bounded cache shared by all sessions (ui.cache) and every
+view reads that one result. Figures come
 from viz/, which never calls the model.
 """
 
@@ -33,6 +34,7 @@ from viz.decoding import decoding_step_figure
 from viz.heads import statistic_grid
 from viz.tables import attention_csv, token_table
 from ui import links, widgets
+from ui.cache import ByteBudgetCache
 from viz.text import LANGUAGES, language_name, markdown_literal, plotly_literal, t
 
 CHECKPOINT_ROOT = Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", Path(__file__).parent / "checkpoints"))
@@ -46,6 +48,9 @@ DEFAULT_EXAMPLES = [
 PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 MAX_BEAM = 8
+# Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
+# sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
+TRANSLATION_CACHE_BYTES = 256 * 2**20
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 URL_KEYS = {"s": "sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam"}
 
@@ -67,23 +72,33 @@ def as_ablation(heads: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
     return ablate
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@st.cache_resource(show_spinner=False)
+def translation_cache() -> ByteBudgetCache:
+    """One per server process, shared by every session; bounded by the bytes of the arrays it holds."""
+    return ByteBudgetCache(TRANSLATION_CACHE_BYTES)
+
+
 def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = ()) -> list:
-    loaded = get_model(checkpoint)
-    return decode.translate_hypotheses(
-        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size,
-        ablate=as_ablation(ablated),
-    )
+    def compute():
+        loaded = get_model(checkpoint)
+        return decode.translate_hypotheses(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size,
+            ablate=as_ablation(ablated),
+        )
+
+    return translation_cache().get(("hypotheses", checkpoint, sentence, beam_size, ablated), compute)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
 def get_forced(checkpoint: str, sentence: str, reference: str | None = None,
                reference_ids: tuple[int, ...] | None = None, ablated: tuple[str, ...] = ()) -> decode.Translation:
-    loaded = get_model(checkpoint)
-    return decode.teacher_force(
-        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, reference=reference,
-        reference_ids=list(reference_ids) if reference_ids else None, ablate=as_ablation(ablated),
-    )
+    def compute():
+        loaded = get_model(checkpoint)
+        return decode.teacher_force(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, reference=reference,
+            reference_ids=list(reference_ids) if reference_ids else None, ablate=as_ablation(ablated),
+        )
+
+    return translation_cache().get(("forced", checkpoint, sentence, reference, reference_ids, ablated), compute)
 
 
 @st.cache_data(show_spinner=False)

@@ -239,7 +239,23 @@ def encode_source(tokenizer: Tokenizer, text: str, max_len: int) -> tuple[list[i
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().float().cpu().numpy()
+    # Read-only: one Translation is shared by every browser session that asks for the same sentence.
+    array = t.detach().float().cpu().numpy()
+    array.setflags(write=False)
+    return array
+
+
+@dataclass
+class _EncoderRecord:
+    """The encoder's attention and Q/K/V as numpy arrays, made once per source and shared (not copied) by every
+    hypothesis of a beam: they all read the same encoder output."""
+
+    attention: np.ndarray
+    qkv: dict[str, np.ndarray]
+
+    @classmethod
+    def of(cls, encoded, need_qkv: bool) -> "_EncoderRecord":
+        return cls(_numpy(encoded.attention[0]), {n: _numpy(t[0]) for n, t in encoded.qkv.items()} if need_qkv else {})
 
 
 def _translation(
@@ -247,7 +263,7 @@ def _translation(
     source: tuple[list[int], list[str], bool],
     target_tokenizer: Tokenizer,
     hypothesis: Hypothesis,
-    encoded,
+    encoder: _EncoderRecord,
     need_qkv: bool,
     method: str,
     beam_size: int,
@@ -259,7 +275,7 @@ def _translation(
     output_ids = [t for t in hypothesis.tokens if t != EOS_ID]
     qkv = {}
     if need_qkv:
-        qkv["encoder_self"] = {n: _numpy(t[0]) for n, t in encoded.qkv.items()}
+        qkv["encoder_self"] = encoder.qkv
         qkv["decoder_self"] = {n: _numpy(t) for n, t in rec["decoder_self_qkv"].items()}
         qkv["cross"] = {n: _numpy(t) for n, t in rec["cross_qkv"].items()}
     return Translation(
@@ -272,7 +288,7 @@ def _translation(
         target_ids=hypothesis.tokens,
         token_probs=[math.exp(lp) for lp in hypothesis.token_log_probs],
         alternatives=[[(visible(target_tokenizer.piece(i)), p) for i, p in alts] for alts in hypothesis.alternatives],
-        encoder_self_attention=_numpy(encoded.attention[0]),
+        encoder_self_attention=encoder.attention,
         decoder_self_attention=_numpy(rec["decoder_self"]),
         cross_attention=_numpy(rec["cross"]),
         qkv=qkv,
@@ -316,7 +332,8 @@ def translate_hypotheses(
         encoded=encoded,
     )
     method = "greedy" if beam_size == 1 else "beam"
-    return [_translation(text, source, target_tokenizer, h, encoded, need_qkv, method, beam_size) for h in hypotheses]
+    encoder = _EncoderRecord.of(encoded, need_qkv)
+    return [_translation(text, source, target_tokenizer, h, encoder, need_qkv, method, beam_size) for h in hypotheses]
 
 
 def translate(model, source_tokenizer, target_tokenizer, text, beam_size=1, length_penalty=0.6, need_qkv=True,
@@ -373,5 +390,6 @@ def teacher_force(
         finished=reference_ids[-1] == EOS_ID,
         record=_slice_record(decoded, 0),
     )
-    return _translation(text, source, target_tokenizer, hypothesis, encoded, need_qkv, "teacher forcing", 1,
+    return _translation(text, source, target_tokenizer, hypothesis, _EncoderRecord.of(encoded, need_qkv), need_qkv,
+                        "teacher forcing", 1,
                         output_pieces, **facts)

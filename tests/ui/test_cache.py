@@ -1,0 +1,64 @@
+"""The translation cache holds results up to a byte budget, shares them between sessions, and never lets one
+session change what another reads."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from model.decode import translate_hypotheses
+from ui.cache import ByteBudgetCache, array_bytes
+
+
+def test_least_recently_used_results_go_first_once_past_the_budget():
+    cache = ByteBudgetCache(max_bytes=3 * 800)
+    for key in "abc":
+        cache.get(key, lambda: np.zeros(100))  # 800 bytes each
+    cache.get("a", lambda: pytest.fail("a is cached"))  # a becomes the most recent
+    cache.get("d", lambda: np.zeros(100))
+    assert cache.bytes <= 3 * 800 and len(cache) == 3
+    computed = []
+    cache.get("b", lambda: computed.append("b") or np.zeros(100))
+    assert computed == ["b"]  # b was the least recently used, so it was evicted
+    cache.get("a", lambda: pytest.fail("a was used recently and must still be there"))
+
+
+def test_a_single_result_over_the_budget_is_still_returned():
+    cache = ByteBudgetCache(max_bytes=10)
+    assert cache.get("big", lambda: np.zeros(1000)).shape == (1000,)
+
+
+def test_beam_hypotheses_share_their_encoder_arrays(tiny_model, tiny_tokenizers):
+    hypotheses = translate_hypotheses(tiny_model, *tiny_tokenizers, "I like tea.", beam_size=4)
+    assert len(hypotheses) > 1
+    first = hypotheses[0]
+    for h in hypotheses[1:]:
+        assert h.encoder_self_attention is first.encoder_self_attention
+        assert h.qkv["encoder_self"] is first.qkv["encoder_self"]
+    encoder = first.encoder_self_attention.nbytes + sum(a.nbytes for a in first.qkv["encoder_self"].values())
+    separate = sum(array_bytes(h) for h in hypotheses)
+    assert array_bytes(hypotheses) == separate - (len(hypotheses) - 1) * encoder
+
+
+def test_a_shared_translation_cannot_be_changed_by_a_view(tiny_model, tiny_tokenizers):
+    tr = translate_hypotheses(tiny_model, *tiny_tokenizers, "I like tea.")[0]
+    for array in (tr.encoder_self_attention, tr.decoder_self_attention, tr.cross_attention, tr.qkv["cross"]["q"]):
+        with pytest.raises(ValueError):
+            array[0] = 0
+
+
+def test_sessions_asking_at_once_all_get_the_result():
+    cache, results = ByteBudgetCache(max_bytes=10**6), []
+
+    def session():
+        results.append(cache.get("same", lambda: np.arange(10)))
+
+    threads = [threading.Thread(target=session) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 8 and len(cache) == 1
+    assert all(np.array_equal(r, np.arange(10)) for r in results)
