@@ -135,6 +135,21 @@ def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:
     )
 
 
+# Our own everyday sentences (written for this project, checked against every training corpus) with a Chinese
+# and a German reference each: how the models do on what a class types, not on their corpora's test sets.
+EVERYDAY = Path(__file__).resolve().parents[1] / "tests" / "data" / "everyday.tsv"
+_EVERYDAY_COLUMNS = {"zh": "chinese", "de": "german"}
+
+
+def read_everyday(target_language: str, path: Path = EVERYDAY) -> list[Example]:
+    rows = [line.split("\t") for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    header, rows = rows[0], rows[1:]
+    if target_language not in _EVERYDAY_COLUMNS:
+        raise ValueError(f"the everyday set has no {target_language!r} references")
+    column = header.index(_EVERYDAY_COLUMNS[target_language])
+    return [Example(row[0].strip(), [row[column].strip()]) for row in rows]
+
+
 def training_pairs(examples: list[Example]) -> list[tuple[str, str]]:
     """Every (source, reference) pair: a sentence with three references gives three training pairs."""
     return [(e.source, ref) for e in examples for ref in e.references]

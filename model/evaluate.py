@@ -11,8 +11,8 @@ import sacrebleu
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint
-from .data import DEFAULT_DATA_DIR, Example, load_splits
+from .cli import check_output, corpus_of, fail, open_checkpoint, positive_int
+from .data import CORPORA, DEFAULT_DATA_DIR, Example, load_splits, read_everyday
 from .decode import beam_search, encode_source, greedy_batch
 from .tokenizer import EOS_ID, Tokenizer
 from .transformer import Transformer
@@ -68,18 +68,30 @@ def translate_corpus(
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--checkpoint", required=True, type=Path)
-    p.add_argument("--split", default="test", choices=["train", "valid", "test"])
+    p.add_argument("--split", default="test", choices=["train", "valid", "test", "everyday"],
+                   help="everyday: our own set of everyday sentences (tests/data/everyday.tsv), no corpus needed")
+    p.add_argument("--corpus", choices=sorted(CORPORA), help="read this corpus's split instead of the checkpoint's own")
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    p.add_argument("--beam", type=int, nargs="+", default=[1], help="beam sizes to score; 1 = greedy")
+    p.add_argument("--beam", type=positive_int, nargs="+", default=[1], help="beam sizes to score; 1 = greedy")
     p.add_argument("--length-penalty", type=float, default=0.6)
-    p.add_argument("--limit", type=int, default=None, help="score only the first N sentences")
+    p.add_argument("--limit", type=positive_int, default=None, help="score only the first N sentences")
     p.add_argument("--lowercase", action="store_true", help="also report lowercased BLEU")
     p.add_argument("--output", type=Path, help="write the scores as JSON here")
+    p.add_argument("--hypotheses", type=Path, help="write the translations (greedy, or the first beam size) here")
     args = p.parse_args(argv)
 
-    loaded = load_checkpoint(args.checkpoint)
+    check_output(args.output)
+    check_output(args.hypotheses)
+    loaded = open_checkpoint(args.checkpoint)
     meta = loaded.metadata
-    examples = load_splits(meta["corpus"], args.data_dir)[args.split][: args.limit]
+    if args.split == "everyday":
+        try:
+            examples = read_everyday(meta.get("target_language", ""))[: args.limit]
+        except ValueError as e:
+            fail(str(e))
+    else:
+        corpus = corpus_of(loaded, args.corpus, args.data_dir)
+        examples = load_splits(corpus, args.data_dir)[args.split][: args.limit]
     tokenize = bleu_tokenizer_for(meta.get("target_language", "zh"))
     results = {}
     for beam in args.beam:
@@ -94,6 +106,8 @@ def main(argv=None):
         r.update(seconds=round(time.time() - start, 1), sentences=len(examples), length_penalty=args.length_penalty)
         name = "greedy" if beam == 1 else f"beam{beam}"
         results[name] = r
+        if args.hypotheses and beam == args.beam[0]:
+            args.hypotheses.write_text("\n".join(hyps) + "\n", encoding="utf-8")
         print(f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  ({r['seconds']} s)  {r['bleu_detail']}")
         print(f"  {r['bleu_signature']}")
     if args.output:

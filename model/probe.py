@@ -25,8 +25,8 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from .checkpoint import load_checkpoint
-from .data import DEFAULT_DATA_DIR, load_splits
+from .cli import check_output, corpus_of, open_checkpoint, positive_int
+from .data import CORPORA, DEFAULT_DATA_DIR, load_splits
 from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
 from .evaluate import bleu_tokenizer_for, score
 from .tokenizer import PAD_ID, WORD_BOUNDARY, group_pieces_into_words
@@ -273,13 +273,15 @@ def main(argv=None):
     p.add_argument("--checkpoint", type=Path, required=True)
     p.add_argument("--split", default="test", choices=["train", "valid", "test"])
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    p.add_argument("--n", type=int, default=None, help="sentences (default 500 for statistics, 200 for --ablate)")
+    p.add_argument("--n", type=positive_int, default=None, help="sentences (default 500 for statistics, 200 for --ablate)")
+    p.add_argument("--corpus", choices=sorted(CORPORA), help="read this corpus's split instead of the checkpoint's own")
     p.add_argument("--ablate", action="store_true", help="rank single heads by the damage done by switching them off")
     p.add_argument("--output", type=Path, help="CSV path (default: head_stats.csv / head_ablation.csv in the checkpoint)")
     args = p.parse_args(argv)
 
-    loaded = load_checkpoint(args.checkpoint)
-    examples = load_splits(loaded.metadata["corpus"], args.data_dir)[args.split]
+    check_output(args.output)
+    loaded = open_checkpoint(args.checkpoint)
+    examples = load_splits(corpus_of(loaded, args.corpus, args.data_dir), args.data_dir)[args.split]
     if args.ablate:
         frame = ablation_ranking(loaded, examples[: args.n or 200])
         output = args.output or args.checkpoint / "head_ablation.csv"

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .checkpoint import CheckpointError, load_checkpoint
+from .cli import check_output, open_checkpoint, positive_int, read_lines
 from .evaluate import translate_corpus
 
 
@@ -20,20 +20,19 @@ def main(argv=None):
     p.add_argument("sentences", nargs="*", help="sentences to translate")
     p.add_argument("--input", type=Path, help="a file of sentences, one per line")
     p.add_argument("--output", type=Path, help="write translations here, one per line (default: stdout)")
-    p.add_argument("--beam", type=int, default=1, help="beam size; 1 = greedy")
+    p.add_argument("--beam", type=positive_int, default=1, help="beam size; 1 = greedy")
     p.add_argument("--length-penalty", type=float, default=0.6)
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=positive_int, default=64)
     args = p.parse_args(argv)
 
+    # Every check before any work: a bad output path found after translating a whole file wastes the run.
     sentences = list(args.sentences)
     if args.input:
-        sentences += args.input.read_text(encoding="utf-8").splitlines()
-    if not sentences:
+        sentences += read_lines(args.input)
+    if not any(s.strip() for s in sentences):
         p.error("give sentences as arguments or --input FILE")
-    try:
-        loaded = load_checkpoint(args.checkpoint)
-    except CheckpointError as e:
-        sys.exit(f"error: {e}")
+    check_output(args.output)
+    loaded = open_checkpoint(args.checkpoint)
     # Blank lines stay blank so output lines match input lines.
     todo = [i for i, s in enumerate(sentences) if s.strip()]
     outputs = [""] * len(sentences)

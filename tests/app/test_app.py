@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 
 import numpy as np
-import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 

@@ -13,7 +13,6 @@ environment variable ATTENTION_EXPLORER_DATA. Standard library only.
 Usage: python tests/data/check_everyday.py [path/to/everyday.tsv]
 """
 
-import csv
 import gzip
 import os
 import sys
