@@ -220,6 +220,27 @@ def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray
     return attention_viz.mean_over_heads(per_layer) if head == "mean" else per_layer[int(head) - 1]
 
 
+def forced(tr: decode.Translation) -> bool:
+    return tr.method == "teacher forcing"
+
+
+def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> list[str]:
+    """What each decoder position t did with its output: the piece it chose (and its probability), or, under
+    teacher forcing, the piece it was fed (with the probability the model gave it) beside the model's own top
+    choice. Short for hovers; sentence=True for a caption."""
+    out = []
+    for piece, probability, alternatives in zip(tr.target_pieces, tr.token_probs, tr.alternatives):
+        top, top_probability = alternatives[0]
+        if forced(tr):
+            key = "fed_sentence" if sentence else "fed_short"
+            shown = markdown_literal if sentence else str  # a caption is markdown; a hover is escaped by viz
+            out.append(t(key, lang, piece=shown(piece), p=probability, top=shown(top), top_p=top_probability))
+        else:
+            out.append(t("chosen_sentence", lang, piece=markdown_literal(piece), p=probability) if sentence
+                       else f"{piece} ({probability:.3f})")
+    return out
+
+
 def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> int:
     """The chosen layer, or this kind's last one when its stack is shallower (a checkpoint may have more encoder
     than decoder layers, or fewer); says so when it had to step back."""
@@ -265,7 +286,7 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     queries, keys = tr.axis_pieces(kind)
     weights = selected_weights(tr.attention(kind), layer, head)
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
-    predicted = tr.target_pieces if kind != "encoder_self" else None
+    predicted = row_outcomes(tr, lang) if kind != "encoder_self" else None
     if word_level:
         src_lang, tgt_lang = languages
         q_lang = src_lang if kind == "encoder_self" else tgt_lang
@@ -277,7 +298,8 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
         weights, queries, keys, query_axis, key_axis,
         title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
-        predicted_tokens=predicted, predicted_label=t("predicts", lang), weight_label=t("weight", lang),
+        predicted_tokens=predicted, predicted_label=t("fed" if forced(tr) else "predicts", lang),
+        weight_label=t("weight", lang),
     )
     return fig, weights, queries, keys
 
@@ -306,6 +328,8 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         layer_label=t("layer", lang),
         head_label=t("head", lang),
         highlight=(layer - 1, int(head) - 1) if head != "mean" else None,
+        query_label=t("query", lang),
+        key_label=t("key", lang),
     )
     chart(grid, key=f"grid-{kind}")
     st.caption(t("grid_help", lang))
@@ -328,16 +352,19 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
                  width="stretch")
 
 
-def show_positional(d_model: int, lang: str) -> None:
+def show_positional(d_model: int, max_len: int, lang: str) -> None:
     st.caption(t("explain_positional", lang))
     length = st.slider(t("pe_length", lang), 8, 200, 50, key="pe_length")
+    if length > max_len:
+        st.caption(t("pe_beyond_model", lang, max_len=max_len, last=max_len - 1))
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
     chart(positional_viz.positional_heatmap(pe, t("position", lang), t("dimension", lang),
                                             t("pe_heatmap_title", lang, d_model=d_model)), key="pe-heatmap")
     default_dims = sorted({d for d in (0, 1, 4, 5, d_model // 4, d_model // 2) if d < d_model})
     st.session_state.setdefault("pe_dims", default_dims)
     dims = widgets.multiselect(st, t("pe_dims", lang), list(range(d_model)), key="pe_dims")
-    chart(positional_viz.positional_curves(pe, dims, t("position", lang), t("pe_curves_title", lang)), key="pe-curves")
+    chart(positional_viz.positional_curves(pe, dims, t("position", lang), t("pe_curves_title", lang),
+                                           t("dimension", lang)), key="pe-curves")
     st.caption(t("explain_similarity", lang))
     chart(positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
           key="pe-similarity")
@@ -366,6 +393,8 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
     layer = layer_of_kind(tr, kind, layer, lang)
     queries, keys = tr.axis_pieces(kind)
     head_index = 0 if head == "mean" else int(head) - 1
+    if head == "mean":
+        st.caption(t("mean_shows_head_1", lang))
     qkv = tr.qkv[kind]
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
     return QueryChoice(kind, layer, position, queries, keys, head_index, qkv["q"][layer - 1, head_index, position],
@@ -373,9 +402,11 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
 
 
 def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
-    st.caption(t("explain_scaling", lang))
     variance, saturation = get_scaling_statistics()
-    labels = {k: t(k, lang) for k in ("unscaled", "scaled", "theory", "max_weight", "entropy", "gradient_norm")}
+    # The caption quotes the same computation the saturation plot draws, at the paper's d_k = 64.
+    st.caption(t("explain_scaling", lang, n_keys=saturation["n_keys"], **softmax_viz.saturation_at(saturation, 64)))
+    labels = {k: t(k, lang) for k in ("unscaled", "scaled", "theory", "max_weight", "entropy", "gradient_norm",
+                                      "masked")}
     chart(softmax_viz.variance_figure(variance, dict(labels, x="d_k", y=t("variance_y", lang),
                                                      title=t("variance_title", lang))), key="variance")
     d_k = st.select_slider(t("d_k_slider", lang), [4, 16, 64, 256], value=64, key="pair_dk")
@@ -399,7 +430,7 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
     st.caption(t("explain_steps", lang))
     c = choose_query(tr, layer, head, lang, "steps")
     steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
-    labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked")}
+    labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked", "dimension")}
     labels.update(scaled=t("scaled_scores", lang), key=t("key", lang), mask=t("mask_col", lang))
     st.markdown(f"**{t('qkv_title', lang, layer=c.layer, head=c.head_index + 1)}**")
     chart(steps_viz.vectors_figure(steps, c.queries[c.position], c.keys, labels), key="steps-vectors")
@@ -513,8 +544,10 @@ def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str
         tr.alternatives[step],
         tr.target_pieces[step],
         labels,
+        chosen_probability=tr.token_probs[step],
     )
     chart(fig, key="decoding-step")
+    st.caption(row_outcomes(tr, lang, sentence=True)[step])
 
 
 # ---------------------------------------------------------------------------------------------- page
@@ -620,7 +653,7 @@ def main() -> None:
             show_attention(tr, kind, layer, head, lang, word_level, languages)
     tabs["tab_encoder"].caption(t("explain_multihead", lang))
     with tabs["tab_positional"]:
-        show_positional(cfg.d_model, lang)
+        show_positional(cfg.d_model, cfg.max_len, lang)
     with tabs["tab_softmax"]:
         show_scaling(tr, layer, head, lang)
     with tabs["tab_steps"]:

@@ -39,33 +39,57 @@ def is_punctuation(piece: str) -> bool:
     return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
 
 
-def head_statistics(attention: np.ndarray, key_pieces: list[str], boundary_key: int) -> dict[str, np.ndarray]:
-    """attention (layers, heads, queries, keys) -> {statistic: (layers, heads)}. Query i and key i are the same
-    position for self-attention; for cross-attention the position numbers are compared as they are."""
+# Statistics that compare a query's position with a key's position: they only mean something when both index the
+# same sequence (self-attention). A decoder index and a source index of different lengths and word orders are not
+# comparable, so cross-attention gets none of them; and in masked self-attention key t+1 is hidden by
+# construction, so "next" is always 0 there and is not reported.
+POSITION_STATISTICS = {"encoder_self": ("distance", "same", "previous", "next"),
+                       "decoder_self": ("distance", "same", "previous"),
+                       "cross": ()}
+
+
+def head_statistics(attention: np.ndarray, key_pieces: list[str], boundary_key: int,
+                    kind: str = "encoder_self") -> dict[str, np.ndarray]:
+    """attention (layers, heads, queries, keys) -> {statistic: (layers, heads)}.
+
+    Rows whose choice is forced are left out: a query that can see a single key (decoder row 0 sees only <s>)
+    puts weight 1 on it whatever the head does, which would count as "same position", "boundary" and entropy 0.
+    A statistic with no qualifying row is NaN (undefined), never 0."""
     a = np.asarray(attention, dtype=np.float64)
     n_q, n_k = a.shape[-2:]
-    q_pos, k_pos = np.arange(n_q)[:, None], np.arange(n_k)[None, :]
+    visible_keys = (np.arange(n_q) + 1) if kind == "decoder_self" else np.full(n_q, n_k)
+    rows = visible_keys > 1
+    undefined = np.full(a.shape[:2], np.nan)
+    if not rows.any():
+        names = ("entropy", *POSITION_STATISTICS[kind], "boundary", "punctuation", "max_weight")
+        return {name: undefined.copy() for name in names}
+    a = a[..., rows, :]
+    q_pos, k_pos = np.arange(n_q)[rows][:, None], np.arange(n_k)[None, :]
     offset = k_pos - q_pos  # (queries, keys)
     punct = np.array([is_punctuation(p) for p in key_pieces], dtype=np.float64)
     safe = np.where(a > 0, a, 1.0)
-    return {
-        "entropy": (-(a * np.log(safe)).sum(-1)).mean(-1),
-        "distance": (a * np.abs(offset)).sum(-1).mean(-1),
-        "same": _mean_on_offset(a, offset, 0),
-        "previous": _mean_on_offset(a, offset, -1),
-        "next": _mean_on_offset(a, offset, 1),
-        "boundary": a[..., boundary_key].mean(-1),
-        "punctuation": (a * punct).sum(-1).mean(-1),
-        "max_weight": a.max(-1).mean(-1),
+    stats = {"entropy": (-(a * np.log(safe)).sum(-1)).mean(-1)}
+    position = {
+        "distance": lambda: (a * np.abs(offset)).sum(-1).mean(-1),
+        "same": lambda: _mean_on_offset(a, offset, 0),
+        "previous": lambda: _mean_on_offset(a, offset, -1),
+        "next": lambda: _mean_on_offset(a, offset, 1),
     }
+    stats.update({name: position[name]() for name in POSITION_STATISTICS[kind]})
+    stats.update(
+        boundary=a[..., boundary_key].mean(-1),
+        punctuation=(a * punct).sum(-1).mean(-1),
+        max_weight=a.max(-1).mean(-1),
+    )
+    return stats
 
 
 def _mean_on_offset(a: np.ndarray, offset: np.ndarray, k: int) -> np.ndarray:
-    """Mean over the query rows that have a key at offset k of the weight on that key."""
+    """Mean over the query rows that have a key at offset k of the weight on that key; NaN when none has."""
     cells = offset == k
     rows = cells.any(-1)
     if not rows.any():
-        return np.zeros(a.shape[:2])
+        return np.full(a.shape[:2], np.nan)
     return (a * cells).sum(-1)[..., rows].mean(-1)
 
 
@@ -75,7 +99,7 @@ def translation_statistics(tr: Translation) -> dict[str, dict[str, np.ndarray]]:
     for kind in KINDS:
         _, keys = tr.axis_pieces(kind)
         boundary = len(keys) - 1 if kind in ("encoder_self", "cross") else 0  # </s> of the source; <s> of decoder
-        out[kind] = head_statistics(tr.attention(kind), keys, boundary)
+        out[kind] = head_statistics(tr.attention(kind), keys, boundary, kind)
     out["cross"]["alignment_agreement"] = alignment_agreement(tr.cross_attention)
     out["cross"]["source_order"] = source_order(tr.cross_attention)
     return out
@@ -83,15 +107,16 @@ def translation_statistics(tr: Translation) -> dict[str, dict[str, np.ndarray]]:
 
 def source_order(cross: np.ndarray) -> np.ndarray:
     """Correlation between the decoder position and the position of each row's strongest source key:
-    near 1 for a head that walks through the source in order. (layers, heads, tgt, src) -> (layers, heads)"""
+    near 1 for a head that walks through the source in order. NaN where undefined (fewer than 2 rows, or a
+    head whose strongest key never moves). (layers, heads, tgt, src) -> (layers, heads)"""
     strongest = cross.argmax(-1).astype(np.float64)  # (layers, heads, tgt)
     steps = np.arange(strongest.shape[-1], dtype=np.float64)
     if steps.size < 2:
-        return np.zeros(strongest.shape[:2])
+        return np.full(strongest.shape[:2], np.nan)
     centred = strongest - strongest.mean(-1, keepdims=True)
     steps = steps - steps.mean()
     norm = np.sqrt((centred**2).sum(-1) * (steps**2).sum())
-    return np.where(norm > 0, (centred * steps).sum(-1) / np.where(norm > 0, norm, 1.0), 0.0)
+    return np.where(norm > 0, (centred * steps).sum(-1) / np.where(norm > 0, norm, 1.0), np.nan)
 
 
 def alignment_agreement(cross: np.ndarray) -> np.ndarray:
@@ -114,24 +139,24 @@ def statistics_frame(stats: dict[str, dict[str, np.ndarray]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def name_heads(frame: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
+ROLE_THRESHOLD = 0.5  # share of weight (or of agreeing rows) that names a role
+SOURCE_ORDER_THRESHOLD = 0.7  # correlation that names a cross-attention head "follows the source order"
+
+
+def name_heads(frame: pd.DataFrame, threshold: float = ROLE_THRESHOLD) -> pd.DataFrame:
     """Label heads whose average behaviour is clear-cut: previous-token, diagonal (same position), next-token,
-    boundary sink, and (cross) heads that follow the source in order."""
+    boundary sink, and (cross) heads that follow the alignment or the source order. Undefined (NaN) statistics
+    never name a role."""
+    def above(row, name, limit):
+        value = row.get(name, np.nan)
+        return bool(value > limit) if pd.notna(value) else False
+
     labels = []
     for _, row in frame.iterrows():
-        found = []
-        if row["kind"] != "cross":
-            if row["previous"] > threshold:
-                found.append("previous-token")
-            if row["same"] > threshold:
-                found.append("diagonal")
-            if row["next"] > threshold:
-                found.append("next-token")
-        if row["boundary"] > threshold:
-            found.append("boundary sink")
-        if row["kind"] == "cross" and row.get("alignment_agreement", 0) > threshold:
-            found.append("follows the alignment")
-        if row["kind"] == "cross" and row.get("source_order", 0) > 0.7:
+        found = [role for name, role in (("previous", "previous-token"), ("same", "diagonal"), ("next", "next-token"),
+                                         ("boundary", "boundary sink"), ("alignment_agreement", "follows the alignment"))
+                 if above(row, name, threshold)]
+        if above(row, "source_order", SOURCE_ORDER_THRESHOLD):
             found.append("follows the source order")
         labels.append(", ".join(found))
     return frame.assign(role=labels)
@@ -219,18 +244,22 @@ def word_level(
 
 def corpus_statistics(loaded, sentences: list[str], progress: bool = True) -> pd.DataFrame:
     """Statistics averaged over many sentences, each translated greedily. -> statistics_frame + role."""
-    totals = None
+    per_sentence = []
     for sentence in tqdm(sentences, desc="head statistics", disable=not progress):
         tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, need_qkv=False)
-        stats = translation_statistics(tr)
-        if totals is None:
-            totals = {k: {s: v.copy() for s, v in d.items()} for k, d in stats.items()}
-        else:
-            for kind, d in stats.items():
-                for name, values in d.items():
-                    totals[kind][name] += values
-    mean = {k: {s: v / len(sentences) for s, v in d.items()} for k, d in totals.items()}
+        per_sentence.append(translation_statistics(tr))
+    # The mean over the sentences where a statistic is defined (a one-piece output has no decoder statistics).
+    mean = {kind: {name: _nanmean([stats[kind][name] for stats in per_sentence]) for name in d}
+            for kind, d in per_sentence[0].items()}
     return name_heads(statistics_frame(mean))
+
+
+def _nanmean(arrays: list[np.ndarray]) -> np.ndarray:
+    stacked = np.stack(arrays)
+    defined = ~np.isnan(stacked)
+    total = np.where(defined, stacked, 0.0).sum(0)
+    count = defined.sum(0)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 @torch.no_grad()

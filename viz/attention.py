@@ -130,6 +130,8 @@ def attention_grid(
     layer_label: str = "layer",
     head_label: str = "head",
     highlight: tuple[int, int] | None = None,
+    query_label: str = "query",
+    key_label: str = "key",
 ) -> go.Figure:
     """(layers, heads, queries, keys) -> a layers x heads grid of small heatmaps, one per head.
 
@@ -157,7 +159,8 @@ def attention_grid(
                     zmax=1.0,
                     showscale=False,
                     hovertemplate=(
-                        f"{layer_label} {layer + 1}, {head_label} {head + 1}<br>query %{{y}}, key %{{x}}: %{{z:.3f}}<extra></extra>"
+                        f"{layer_label} {layer + 1}, {head_label} {head + 1}<br>{query_label} %{{y}}, {key_label} %{{x}}: "
+                        "%{z:.3f}<extra></extra>"
                     ),
                 ),
                 row=layer + 1,

@@ -18,10 +18,12 @@ def decoding_step_figure(
     alternatives: list[tuple[str, float]],
     chosen: str,
     labels: dict,
+    chosen_probability: float | None = None,
 ) -> go.Figure:
     """Three bar charts for step t: the decoder self-attention row of position t over the pieces written so far,
-    the cross-attention row over the source pieces, and the top next-piece probabilities (the chosen one
-    highlighted). labels: self, cross, next, weight, probability."""
+    the cross-attention row over the source pieces, and the top next-piece probabilities with the chosen (or,
+    under teacher forcing, fed) piece in green. A chosen piece outside the top k gets a bar of its own at the
+    end, with its probability. labels: self, cross, next, weight, probability."""
     visible = step + 1  # position t sees decoder inputs 0..t; the rest is masked
     fig = make_subplots(rows=1, cols=3, subplot_titles=[labels["self"], labels["cross"], labels["next"]],
                         horizontal_spacing=0.07)
@@ -31,8 +33,10 @@ def decoding_step_figure(
     fig.add_trace(go.Bar(x=list(range(len(source_keys))), y=cross_row, marker_color="#ff7f0e",
                          hovertemplate="%{y:.3f}<extra></extra>"), row=1, col=2)
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(source_keys))), ticktext=plotly_literal(source_keys), row=1, col=2)
-    pieces = [p for p, _ in alternatives]
-    fig.add_trace(go.Bar(x=list(range(len(pieces))), y=[p for _, p in alternatives],
+    pieces, probabilities = [p for p, _ in alternatives], [p for _, p in alternatives]
+    if chosen not in pieces and chosen_probability is not None:
+        pieces, probabilities = pieces + [chosen], probabilities + [chosen_probability]
+    fig.add_trace(go.Bar(x=list(range(len(pieces))), y=probabilities,
                          marker_color=["#2ca02c" if p == chosen else "#9c9c9c" for p in pieces],
                          hovertemplate="%{y:.3f}<extra></extra>"), row=1, col=3)
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(pieces))), ticktext=plotly_literal(pieces), row=1, col=3)

@@ -31,14 +31,14 @@ def positional_heatmap(pe: np.ndarray, position_axis: str = "position", dimensio
 
 
 def positional_curves(pe: np.ndarray, dimensions: list[int], position_axis: str = "position",
-                      title: str = "") -> go.Figure:
+                      title: str = "", dimension_label: str = "dim") -> go.Figure:
     """PE value against position for the chosen dimensions: even ones are sines, odd ones cosines, and the
     wavelength grows with the dimension index."""
     positions = np.arange(pe.shape[0])
     fig = go.Figure()
     for d in dimensions:
         kind = "sin" if d % 2 == 0 else "cos"
-        fig.add_trace(go.Scatter(x=positions, y=pe[:, d], mode="lines", name=f"dim {d} ({kind})"))
+        fig.add_trace(go.Scatter(x=positions, y=pe[:, d], mode="lines", name=f"{dimension_label} {d} ({kind})"))
     fig.update_layout(
         title=title or None,
         xaxis_title=position_axis,

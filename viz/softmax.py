@@ -52,12 +52,22 @@ def dot_product_variance(d_ks: list[int], n_samples: int = 20000, seed: int = 0)
     return {"d_k": np.array(d_ks), "unscaled": np.array(unscaled), "scaled": np.array(scaled)}
 
 
+NEAR_ONE_HOT = 0.99  # a row whose largest weight passes this counts as (nearly) one-hot
+
+
+def saturation_at(stats: dict, d_k: int) -> dict[str, float]:
+    """The saturation statistics at one d_k, for a caption that quotes the same numbers the plot shows."""
+    i = list(stats["d_k"]).index(d_k)
+    return {f"{name}_{kind}": float(stats[name][kind][i]) for name in ("max_weight", "entropy", "gradient_norm",
+                                                                      "near_one_hot") for kind in ("scaled", "unscaled")}
+
+
 def saturation_statistics(d_ks: list[int], n_keys: int = 10, n_trials: int = 400, seed: int = 0) -> dict:
     """For random unit-variance q and n_keys keys at each d_k: mean largest weight, entropy and softmax
     gradient norm, with and without the scaling."""
     rng = np.random.default_rng(seed)
     out = {"d_k": np.array(d_ks), "n_keys": n_keys}
-    for name in ("max_weight", "entropy", "gradient_norm"):
+    for name in ("max_weight", "entropy", "gradient_norm", "near_one_hot"):
         out[name] = {"scaled": [], "unscaled": []}
     for d in d_ks:
         q = rng.standard_normal((n_trials, 1, d))
@@ -68,7 +78,8 @@ def saturation_statistics(d_ks: list[int], n_keys: int = 10, n_trials: int = 400
             out["max_weight"][label].append(p.max(-1).mean())
             out["entropy"][label].append(entropy(p).mean())
             out["gradient_norm"][label].append(softmax_gradient_norm(p).mean())
-    for name in ("max_weight", "entropy", "gradient_norm"):
+            out["near_one_hot"][label].append((p.max(-1) > NEAR_ONE_HOT).mean())
+    for name in ("max_weight", "entropy", "gradient_norm", "near_one_hot"):
         out[name] = {k: np.array(v) for k, v in out[name].items()}
     return out
 
@@ -99,6 +110,13 @@ def softmax_pair_figure(scores: np.ndarray, d_k: int, key_tokens: list[str], lab
                          hovertemplate="%{y:.4f}<extra></extra>"))
     fig.add_trace(go.Bar(x=x, y=scaled, name=labels["scaled"], marker_color=SCALED_COLOR,
                          hovertemplate="%{y:.4f}<extra></extra>"))
+    if masked is not None and np.any(masked):
+        # A masked key gets weight exactly 0 with or without the scaling: mark it, so it never reads as a low value.
+        hidden = [i for i in x if masked[i]]
+        fig.add_trace(go.Scatter(x=hidden, y=[0.04] * len(hidden), mode="markers+text", name=labels["masked"],
+                                 text=[labels["masked"]] * len(hidden), textposition="top center",
+                                 marker=dict(symbol="x", size=10, color="#7f7f7f"),
+                                 hovertemplate=labels["masked"] + "<extra></extra>"))
     fig.update_layout(
         title=labels["title"],
         barmode="group",

@@ -63,7 +63,7 @@ def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str
         fig.add_trace(
             go.Heatmap(z=z, y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit,
                        showscale=col == 3, customdata=[[r] * z.shape[1] for r in rows],
-                       hovertemplate="%{customdata}<br>dim %{x}: %{z:.3f}<extra></extra>"),
+                       hovertemplate="%{customdata}<br>" + labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>"),
             row=1, col=col,
         )
         # V has the same rows as K; labelling them once keeps the panels from overlapping.
@@ -96,7 +96,7 @@ def steps_figure(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> 
 def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
     """The head's output for this query, sum_j w_j v_j, as a 1 x d_k strip."""
     fig = go.Figure(go.Heatmap(z=steps.output[None, :], colorscale="RdBu", zmid=0,
-                               hovertemplate="dim %{x}: %{z:.3f}<extra></extra>"))
+                               hovertemplate=labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>"))
     fig.update_layout(title=labels["output"], height=160, yaxis=dict(showticklabels=False),
                       xaxis_title="d_k", margin=dict(l=10, r=10, t=40, b=10))
     return fig

@@ -8,10 +8,11 @@ import pandas as pd
 
 def token_table(pieces: list[str], probabilities: list[float], alternatives: list[list[tuple[str, float]]],
                 labels: dict) -> pd.DataFrame:
-    """One row per output piece: position, piece, its probability, the top alternatives at that step."""
+    """One row per output piece: its step (numbered from 0 like the decoder positions, so step t is the piece that
+    decoder position t chose), the piece, its probability, the top alternatives at that step."""
     return pd.DataFrame(
         {
-            labels["position"]: list(range(1, len(pieces) + 1)),
+            labels["position"]: list(range(len(pieces))),
             labels["piece"]: pieces,
             labels["probability"]: [round(p, 4) for p in probabilities],
             labels["alternatives"]: ["  ".join(f"{piece} {p:.2f}" for piece, p in alts) for alts in alternatives],

@@ -18,10 +18,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "subtitle": "Type an English sentence. A real encoder–decoder Transformer (6 encoder + 6 decoder layers, "
         "8 heads, as in *Attention Is All You Need*) translates it, and every attention map below is the one the "
         "model computed while producing this translation.",
-        "norm_first_note": "One difference from the paper: this checkpoint puts LayerNorm before each sub-layer "
-        "(pre-norm, x + Sublayer(LayerNorm(x))) instead of after it. Trained with the paper's post-norm on our small "
-        "English–Chinese corpus and two-core budget, the encoder collapsed to the same vector at every position, so "
-        "both shipped checkpoints use pre-norm. Attention itself is computed exactly as in the paper.",
+        "norm_first_note": "One difference from the paper: this checkpoint puts LayerNorm before each sub-layer (pre-norm, x + Sublayer(LayerNorm(x))) instead of after it, and each stack ends in a final LayerNorm, so the cross-attention's keys and values come from the normalised encoder output. Trained with the paper's post-norm on our small English–Chinese corpus and two-core budget, the encoder collapsed to the same vector at every position, so both shipped checkpoints use pre-norm. Attention itself is computed exactly as in the paper.",
         "interface_language": "Interface language",
         "checkpoint": "Checkpoint",
         "no_checkpoints": "No checkpoint found under `{root}`. Train one with `python -m model.train` "
@@ -51,7 +48,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "target_pieces": "Target pieces",
         "token_table_help": "Each output piece with the probability the model gave it when it was chosen, and the "
         "five pieces it rated most likely at that step.",
-        "col_position": "position",
+        "col_position": "step",
         "col_piece": "piece",
         "col_probability": "probability",
         "col_alternatives": "top alternatives",
@@ -77,17 +74,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "pieces (values V), with weights from how well its query Q matches each key K. Row i shows where piece i "
         "looks; every row sums to 1. Nothing is hidden from the encoder: it sees the whole sentence at once. "
         "Only padding would be masked, and a single sentence has none.",
-        "explain_decoder": "The decoder writes the translation one piece at a time, so while training it must not "
-        "peek at pieces it has not produced yet. The causal mask sets the score of every later position to −∞ "
-        "before the softmax, so those weights are exactly 0 (grey cells). Row t belongs to the decoder input at "
-        "position t (it starts with <s>) and is the state that predicts output piece t; hover a cell to see which.",
-        "explain_cross": "Here the queries come from the decoder and the keys and values from the encoder's output. "
-        "Row t shows which source pieces the decoder consulted while predicting output piece t. In some heads "
-        "this looks like a word alignment; in others it does not: attention is a routing of information, not an "
-        "explanation by itself.",
-        "explain_multihead": "Why several heads? Each head has its own projections W_Q, W_K, W_V into a smaller "
-        "space (d_k = d_model / h), so different heads can follow different relations at the same cost as one "
-        "big head. Their outputs are concatenated and mixed by W_O.",
+        "explain_decoder": "The decoder writes the translation one piece at a time, so while training it must not peek at pieces it has not produced yet. The causal mask sets the score of every later position to −∞ before the softmax, so those weights are exactly 0 (grey cells). Row t is decoder position t: its input is the piece written at step t − 1 (<s> at step 0), and it chooses output piece t, the piece of step t in the table above (steps are numbered from 0 everywhere). Hover a cell to see it.",
+        "explain_cross": "Here the queries come from the decoder and the keys and values from the encoder's output. Row t shows which source pieces decoder position t consulted while choosing output piece t (step t in the table). In some heads this looks like a word alignment; in others it does not: attention is a routing of information, not an explanation by itself.",
+        "explain_multihead": "Why several heads? Each head has its own projections W_Q, W_K, W_V into a smaller space (d_k = d_model / h), so different heads can follow different relations, while the total cost stays about that of one head of full width. Their outputs are concatenated and mixed by W_O.",
         "pe_length": "Number of positions",
         "pe_dims": "Dimensions to plot",
         "pe_heatmap_title": "PE matrix for d_model = {d_model}: positions × dimensions",
@@ -118,10 +107,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "d_k_slider": "d_k for the random example",
         "model_scaling_title": "This model, layer {layer}, head {head}, query “{token}”: weights with and "
         "without ÷√d_k (d_k = {d_k})",
-        "explain_scaling": "If the entries of q and k have mean 0 and variance 1, their dot product is a sum of d_k "
-        "terms and has variance d_k. With d_k = 64, scores spread over about ±8 and softmax turns them into "
-        "nearly one-hot weights: one key takes almost everything and the gradient through softmax is almost 0, "
-        "so learning stalls. Dividing by √d_k brings the variance back to 1 for any d_k.",
+        "explain_scaling": "If the entries of q and k are independent, with mean 0 and variance 1, their dot product is a sum of d_k independent terms and has variance d_k (the first plot measures it). Larger scores make softmax peakier. In the third plot, at d_k = 64 over {n_keys} random keys, the largest weight averages {max_weight_unscaled:.2f} without the scaling against {max_weight_scaled:.2f} with it; {near_one_hot_unscaled:.0%} of the rows put more than 0.99 on one key (against {near_one_hot_scaled:.0%}); and the norm of the softmax gradient drops from {gradient_norm_scaled:.3f} to {gradient_norm_unscaled:.3f}, so learning slows. The larger d_k, the stronger the effect. Dividing by √d_k brings the variance back to 1 for any d_k.",
         "explain_model_scaling": "Below are the model's real query and key vectors for the chosen head. The blue "
         "bars are the weights the model actually used; the red bars show what the same head would give without "
         "the scaling (a what-if: the model was trained with it).",
@@ -138,10 +124,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "steps_kind": "Attention type",
         "steps_matches": "Check: these weights equal row “{token}” of the model's attention map "
         "(largest difference {diff:.1e}).",
-        "explain_steps": "Q, K and V are not given with the input: each is the input multiplied by its own learned "
-        "matrix. The query asks “what am I looking for?”, each key says “what do I offer?”, and each value is "
-        "what gets passed on if the key is chosen. Scores are query·key, scaled by √d_k, masked, turned into "
-        "weights by softmax, and the output is the weighted sum of the values.",
+        "explain_steps": "Q, K and V are not given with the input: each is the input multiplied by its own learned matrix. The query asks “what am I looking for?”, each key says “what do I offer?”, and each value is what gets passed on if the key is chosen. Scores are query·key, divided by √d_k, masked, turned into weights by softmax, and the output is the weighted sum of the values.",
         "reference": "Reference translation (optional, for teacher forcing)",
         "reference_help": "Type a translation into {target}: the views then show the attention and probabilities "
         "the model assigns to it, feeding it to the decoder instead of the model's own output.",
@@ -176,7 +159,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "corpus_missing": "No corpus statistics ship with this checkpoint. Create them with "
         "`python -m model.probe --checkpoint {path} --split test --n 500`.",
         "named_heads": "Heads with a clear-cut role on average",
-        "no_named_heads": "No head passes the 0.5 threshold for a named role.",
+        "no_named_heads": "No head passes the thresholds for a named role (0.5 of the weight or of the rows; 0.7 correlation for following the source order).",
         "ablation_ranking": "Single heads ranked by the damage done by switching them off (`python -m model.probe "
         "--ablate`; baseline BLEU {bleu})",
         "ablation_ranking_missing": "No ablation ranking ships with this checkpoint. Create it with "
@@ -195,10 +178,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "step_cross": "cross-attention of this position",
         "step_next": "next-piece probabilities",
         "probability": "probability",
-        "explain_decoding_steps": "At step t the decoder sees <s> and the pieces written so far. The left chart is "
-        "where position t looked among them, the middle one which source pieces it consulted, and the right one "
-        "the most likely next pieces; the green bar is the one chosen. All three come from the run that produced "
-        "the translation (layer and head from the sidebar).",
+        "explain_decoding_steps": "At step t (numbered from 0, as in the table) the decoder sees <s> and the pieces written before step t. The left chart is where position t looked among them, the middle one which source pieces it consulted, and the right one the most likely next pieces, with the piece of this step in green (given its own bar when it is not among the top five). All three come from the run that produced the translation (layer and head from the sidebar).",
         "mean_note": "Mean over heads: the average of the {heads} heads' maps (the model itself concatenates the "
         "heads' outputs, it never averages their weights).",
         "layer_clamped": "This checkpoint's {kind} has {n} layers, so layer {n} is shown instead of layer {layer}.",
@@ -207,14 +187,19 @@ STRINGS: dict[str, dict[str, str]] = {
         "table_invalid": "This checkpoint's probe table cannot be used, so its part of this view is left out: {error}",
         "reference_truncated": "The reference is longer than the model reads ({limit} positions): only its first {kept} pieces are used, and since it was cut there, no end-of-sentence `</s>` follows them.",
         "reference_unknown": "The target vocabulary has no piece for these characters of the reference, so the model reads each as `<unk>`: {chars}",
+        "fed": "fed",
+        "fed_short": "{piece} (p {p:.3f}; the model's own top choice: {top} {top_p:.3f})",
+        "fed_sentence": "Teacher forcing: this step was fed the reference piece “{piece}”, to which the model gave probability {p:.3f}; its own top choice was “{top}” ({top_p:.3f}).",
+        "chosen_sentence": "This step chose “{piece}” (probability {p:.3f}), the green bar.",
+        "query": "query",
+        "pe_beyond_model": "The model's own table stops at position {last}: it reads at most {max_len} positions (pieces, with `<s>` or `</s>`). Positions past that are the formula only.",
+        "mean_shows_head_1": "The sidebar shows the mean over heads, which has no Q, K or V of its own: this view uses head 1.",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
         "subtitle": "输入一句英文。一个真实的编码器–解码器 Transformer（6 层编码器 + 6 层解码器，8 个头，"
         "与《Attention Is All You Need》相同）会翻译它；下面的每一张注意力图，都是模型在生成这条译文时实际算出的。",
-        "norm_first_note": "与论文的一处不同：这个检查点把 LayerNorm 放在每个子层之前（前置归一化，"
-        "x + Sublayer(LayerNorm(x))），而不是之后。在我们的小规模英中语料和双核算力下按论文的后置归一化训练时，"
-        "编码器在每个位置都塌缩成了同一个向量，所以两个随附的检查点都用前置归一化。注意力本身的计算与论文完全相同。",
+        "norm_first_note": "与论文的一处不同：这个检查点把 LayerNorm 放在每个子层之前（前置归一化，x + Sublayer(LayerNorm(x))），而不是之后；并且每个堆栈最后还有一个 LayerNorm，所以交叉注意力的键和值来自经过归一化的编码器输出。在我们的小规模英中语料和双核算力下按论文的后置归一化训练时，编码器在每个位置都塌缩成了同一个向量，所以两个随附的检查点都用前置归一化。注意力本身的计算与论文完全相同。",
         "interface_language": "界面语言",
         "checkpoint": "模型检查点",
         "no_checkpoints": "在 `{root}` 下没有找到检查点。请用 `python -m model.train` 训练一个（见 README）。",
@@ -231,16 +216,16 @@ STRINGS: dict[str, dict[str, str]] = {
         "layer": "层",
         "head": "头",
         "mean_heads": "所有头的平均",
-        "query_token": "查询词元（用于“逐步计算”和“√d_k”视图）",
+        "query_token": "查询子词（用于“逐步计算”和“√d_k”视图）",
         "empty_input": "请输入要翻译的句子：当前输入为空。",
         "truncated": "句子超过了模型的长度上限（{limit} 个子词），只翻译了前 {kept} 个子词。",
-        "unknown": "分词器不认识这些字符，模型把它们都看作未知词元 `<unk>`：{chars}",
+        "unknown": "分词器不认识这些字符，模型把它们都看作未知子词 `<unk>`：{chars}",
         "unfinished": "解码在达到长度上限时停止，模型还没有生成句末标记。",
         "translation": "译文",
         "source_pieces": "源语言子词（SentencePiece）",
         "target_pieces": "目标语言子词",
         "token_table_help": "每个输出子词被选中时模型给出的概率，以及那一步模型认为最可能的五个候选。",
-        "col_position": "位置",
+        "col_position": "步",
         "col_piece": "子词",
         "col_probability": "概率",
         "col_alternatives": "最可能的候选",
@@ -265,14 +250,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "explain_encoder": "每个源语言子词的新表示，是所有源语言子词的值向量 V 的加权平均；权重取决于它的查询 Q "
         "与每个键 K 的匹配程度。第 i 行表示第 i 个子词在看哪里，每一行的和都是 1。编码器能同时看到整句话，"
         "不遮挡任何位置；只有填充位置才会被遮挡，而单个句子没有填充。",
-        "explain_decoder": "解码器一次只写出一个子词，所以训练时不能偷看还没生成的部分。因果掩码在 softmax 之前把"
-        "所有后面位置的分数设为 −∞，因此这些权重恰好为 0（灰色格子）。第 t 行对应解码器第 t 个输入"
-        "（从 <s> 开始），它负责预测第 t 个输出子词；把鼠标停在格子上即可看到预测的是哪一个。",
-        "explain_cross": "这里的查询来自解码器，键和值来自编码器的输出。第 t 行表示解码器在预测第 t 个输出子词时"
-        "参考了哪些源语言子词。有些头看起来像词对齐，有些则不像：注意力是在传递信息，它本身并不等于解释。",
-        "explain_multihead": "为什么要多个头？每个头都有自己的投影矩阵 W_Q、W_K、W_V，把输入映射到更小的子空间"
-        "（d_k = d_model / h），这样不同的头可以关注不同的关系，总计算量却和一个大头差不多。"
-        "各头的输出拼接起来，再由 W_O 融合。",
+        "explain_decoder": "解码器一次只写出一个子词，所以训练时不能偷看还没生成的部分。因果掩码在 softmax 之前把所有后面位置的分数设为 −∞，因此这些权重恰好为 0（灰色格子）。第 t 行就是解码器的第 t 个位置：它的输入是第 t − 1 步写出的子词（第 0 步的输入是 <s>），它选出第 t 个输出子词，也就是上表中第 t 步的那个子词（各处的步数都从 0 开始）。把鼠标停在格子上即可看到。",
+        "explain_cross": "这里的查询来自解码器，键和值来自编码器的输出。第 t 行表示解码器第 t 个位置在选出第 t 个输出子词（表中第 t 步）时参考了哪些源语言子词。有些头看起来像词对齐，有些则不像：注意力是在传递信息，它本身并不等于解释。",
+        "explain_multihead": "为什么要多个头？每个头都有自己的投影矩阵 W_Q、W_K、W_V，把输入映射到更小的子空间（d_k = d_model / h），这样不同的头可以关注不同的关系，而总计算量与一个全维度的头大致相同。各头的输出拼接起来，再由 W_O 融合。",
         "pe_length": "位置数量",
         "pe_dims": "要画的维度",
         "pe_heatmap_title": "d_model = {d_model} 的位置编码矩阵：位置 × 维度",
@@ -301,10 +281,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "d_k_slider": "随机示例的 d_k",
         "model_scaling_title": "本模型第 {layer} 层第 {head} 个头，查询“{token}”：除以与不除以 √d_k 的权重"
         "（d_k = {d_k}）",
-        "explain_scaling": "如果 q 和 k 的各分量均值为 0、方差为 1，它们的点积是 d_k 项之和，方差就是 d_k。"
-        "当 d_k = 64 时，分数大约分布在 ±8 之间，softmax 会把它们变成几乎只有一个 1 的权重："
-        "一个键拿走几乎全部权重，经过 softmax 的梯度接近 0，模型就学不动了。"
-        "除以 √d_k 之后，无论 d_k 多大，方差都回到 1。",
+        "explain_scaling": "如果 q 和 k 的各分量相互独立、均值为 0、方差为 1，它们的点积就是 d_k 个独立项之和，方差为 d_k（第一张图实际测量了这一点）。分数越大，softmax 的输出越尖锐。在第三张图中，当 d_k = 64、有 {n_keys} 个随机键时：不缩放时最大权重平均为 {max_weight_unscaled:.2f}，缩放后为 {max_weight_scaled:.2f}；不缩放时有 {near_one_hot_unscaled:.0%} 的行把超过 0.99 的权重给了同一个键（缩放后为 {near_one_hot_scaled:.0%}）；softmax 梯度的范数从 {gradient_norm_scaled:.3f} 降到 {gradient_norm_unscaled:.3f}，学习因此变慢。d_k 越大，这种效应越强。除以 √d_k 之后，无论 d_k 多大，方差都回到 1。",
         "explain_model_scaling": "下面用的是所选头真实的查询向量和键向量。蓝色柱是模型实际使用的权重；"
         "红色柱是同一个头如果不做缩放会得到的权重（这是假设情况：模型训练时是做了缩放的）。",
         "qkv_title": "第 {layer} 层第 {head} 个头的 Q、K、V",
@@ -319,9 +296,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "masked": "已遮挡（−∞）",
         "steps_kind": "注意力类型",
         "steps_matches": "核对：这些权重与模型注意力图中“{token}”这一行相同（最大差值 {diff:.1e}）。",
-        "explain_steps": "Q、K、V 并不是输入自带的：它们分别是输入乘以各自可学习矩阵的结果。查询问“我在找什么？”，"
-        "键回答“我能提供什么？”，值则是被选中后真正传递出去的内容。分数等于查询·键，除以 √d_k，加上掩码，"
-        "经 softmax 变成权重，最后输出是值向量的加权和。",
+        "explain_steps": "Q、K、V 并不是输入自带的：它们分别是输入乘以各自可学习矩阵的结果。查询问“我在找什么？”，键回答“我能提供什么？”，值则是被选中后真正传递出去的内容。分数等于查询·键，除以 √d_k，加上掩码，经 softmax 变成权重，最后输出是值向量的加权和。",
         "reference": "参考译文（可选，用于教师强制）",
         "reference_help": "输入一个{target}译文：解码器将以它为输入，而不是模型自己的输出，各视图显示模型为这条译文给出的注意力和概率。",
         "teacher_forcing_note": "教师强制：解码器的输入是你给的参考译文，而不是模型自己的输出。表中的概率是模型给参考译文每个子词的概率。",
@@ -352,7 +327,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "corpus_grid_title": "{kind}：{statistic}（语料平均）",
         "corpus_missing": "这个检查点没有附带语料统计。可以用 `python -m model.probe --checkpoint {path} --split test --n 500` 生成。",
         "named_heads": "平均而言角色明确的头",
-        "no_named_heads": "没有头超过 0.5 的命名阈值。",
+        "no_named_heads": "没有头达到命名角色的阈值（权重或行的比例超过 0.5；“按源语言顺序移动”要求相关系数超过 0.7）。",
         "ablation_ranking": "逐个关闭单个头造成的损失排名（`python -m model.probe --ablate`；基线 BLEU {bleu}）",
         "ablation_ranking_missing": "这个检查点没有附带关闭头的排名。可以用 `python -m model.probe --checkpoint {path} --ablate --n 200` 生成。",
         "ablate_heads": "要关闭的头",
@@ -367,7 +342,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "step_cross": "该位置的交叉注意力",
         "step_next": "下一个子词的概率",
         "probability": "概率",
-        "explain_decoding_steps": "在第 t 步，解码器能看到 <s> 和已经写出的子词。左图是位置 t 在这些子词上的注意力，中图是它参考了哪些源语言子词，右图是最可能的下一个子词，绿色的是被选中的那个。三张图都来自生成这条译文的那次运行（层和头取自侧边栏）。",
+        "explain_decoding_steps": "在第 t 步（与上表一样从 0 开始计数），解码器能看到 <s> 和第 t 步之前写出的子词。左图是位置 t 在这些子词上的注意力，中图是它参考了哪些源语言子词，右图是最可能的下一个子词，这一步的子词用绿色标出（如果它不在前五名之内，会单独加一根柱子）。三张图都来自生成这条译文的那次运行（层和头取自侧边栏）。",
         "mean_note": "所有头的平均：{heads} 个头的注意力图的平均值（模型本身是把各头的输出拼接起来，"
         "从不平均它们的权重）。",
         "layer_clamped": "这个检查点的{kind}只有 {n} 层，所以这里显示第 {n} 层，而不是第 {layer} 层。",
@@ -376,6 +351,13 @@ STRINGS: dict[str, dict[str, str]] = {
         "table_invalid": "这个检查点附带的统计表无法使用，这部分内容暂不显示：{error}",
         "reference_truncated": "参考译文超出了模型能读入的长度（{limit} 个位置）：只用了前 {kept} 个子词；因为是在这里截断的，后面没有句末标记 `</s>`。",
         "reference_unknown": "目标语言词表里没有参考译文中的这些字符，模型把它们都当作 `<unk>` 读入：{chars}",
+        "fed": "喂入",
+        "fed_short": "{piece}（概率 {p:.3f}；模型自己的首选：{top} {top_p:.3f}）",
+        "fed_sentence": "教师强制：这一步喂入的是参考译文的子词“{piece}”，模型给它的概率是 {p:.3f}；模型自己的首选是“{top}”（{top_p:.3f}）。",
+        "chosen_sentence": "这一步选择了“{piece}”（概率 {p:.3f}），即绿色的柱子。",
+        "query": "查询",
+        "pe_beyond_model": "模型自己的位置编码表只到第 {last} 个位置：它最多读入 {max_len} 个位置（子词，含 `<s>` 或 `</s>`）。再往后的位置只是公式的延伸。",
+        "mean_shows_head_1": "侧边栏选的是所有头的平均，它没有自己的 Q、K、V：这个视图使用第 1 个头。",
     },
 }
 

@@ -58,7 +58,7 @@ def run_streamlit(env_overrides: dict[str, str] | None = None):
         server.kill()
         raise RuntimeError("streamlit did not start:\n" + server.stdout.read().decode(errors="replace")[-3000:])
     try:
-        yield url
+        yield url, server
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -67,7 +67,7 @@ def run_streamlit(env_overrides: dict[str, str] | None = None):
 @pytest.fixture(scope="module")
 def streamlit_server(tiny_checkpoint):
     overrides = {} if SHIPPED.exists() else {"ATTENTION_EXPLORER_CHECKPOINTS": str(tiny_checkpoint.parent)}
-    with run_streamlit(overrides) as url:
+    with run_streamlit(overrides) as (url, _):
         yield url
 
 

@@ -208,3 +208,40 @@ def test_batched_reference_log_prob_equals_teacher_forcing(tiny_model, tiny_toke
     references = [target.encode(t) for _, t in pairs]
     expected = [teacher_force(tiny_model, source, target, s, reference=t).log_prob for s, t in pairs]
     assert reference_log_prob(tiny_model, sources, references) == pytest.approx(np.mean(expected), abs=1e-4)
+
+
+# ------------------------------------------------------------------------------- what each statistic may claim
+
+
+def test_cross_attention_gets_no_position_identity_statistics(tiny_model, tiny_tokenizers):
+    from model.probe import translation_statistics
+    tr = translate(tiny_model, *tiny_tokenizers, "Tom reads a book.")
+    stats = translation_statistics(tr)
+    assert not {"distance", "same", "previous", "next"} & set(stats["cross"])
+    assert {"alignment_agreement", "source_order", "entropy"} <= set(stats["cross"])
+    assert "next" not in stats["decoder_self"]  # key t+1 is masked: 0 by construction
+    assert {"same", "previous", "next", "distance"} <= set(stats["encoder_self"])
+
+
+def test_decoder_row_zero_is_left_out_because_its_choice_is_forced():
+    from model.probe import head_statistics
+    # 4 decoder positions; row 0 can only see <s>; rows 1-3 put half their weight on themselves
+    a = np.zeros((1, 1, 4, 4))
+    a[0, 0, 0, 0] = 1.0
+    for t in range(1, 4):
+        a[0, 0, t, t] = 0.5
+        a[0, 0, t, :t] = 0.5 / t
+    stats = head_statistics(a, ["<s>", "a", "b", "c"], boundary_key=0, kind="decoder_self")
+    assert stats["same"][0, 0] == pytest.approx(0.5)  # row 0 would have pulled it up to 0.625
+    assert stats["boundary"][0, 0] == pytest.approx(np.mean([0.5, 0.25, 0.5 / 3]))
+
+
+def test_undefined_statistics_are_missing_not_zero():
+    from model.probe import head_statistics, source_order
+    one_row = np.ones((2, 3, 1, 1))  # a decoder that only ever saw <s>
+    stats = head_statistics(one_row, ["<s>"], boundary_key=0, kind="decoder_self")
+    assert all(np.isnan(v).all() for v in stats.values())
+    assert np.isnan(source_order(np.full((2, 3, 1, 5), 0.2))).all()
+    still = np.zeros((1, 1, 3, 4))
+    still[..., 2] = 1.0  # the strongest key never moves: no correlation to speak of
+    assert np.isnan(source_order(still)).all()
