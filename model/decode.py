@@ -239,8 +239,10 @@ def encode_source(tokenizer: Tokenizer, text: str, max_len: int) -> tuple[list[i
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    # Read-only: one Translation is shared by every browser session that asks for the same sentence.
-    array = t.detach().float().cpu().numpy()
+    # A copy, so the array owns exactly its own bytes: a view would keep alive the whole batched tensor it was
+    # sliced from (every beam's record), several times its size. Read-only: one Translation is shared by every
+    # browser session that asks for the same sentence.
+    array = t.detach().float().cpu().numpy().copy()
     array.setflags(write=False)
     return array
 
