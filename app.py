@@ -52,7 +52,10 @@ MAX_BEAM = 8
 # sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
 TRANSLATION_CACHE_BYTES = 256 * 2**20
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-URL_KEYS = {"s": "sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam"}
+URL_KEYS = {"s": "sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam",
+            "present": "present"}
+# Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn.
+PRESENTATION_SCALE = 1.5
 
 
 # ---------------------------------------------------------------------------------------------- model & caching
@@ -158,7 +161,8 @@ def init_state(checkpoints: list[str]) -> None:
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
     st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0], checkpoint=checkpoint, layer=1,
                             head="1", lang=link.lang or "en", beam=link.beam or 1, decoding="greedy", reference="",
-                            word_level=False, link_notices=link.notices, link_view=(link.layer, link.head))
+                            word_level=False, present=link.present, link_notices=link.notices,
+                            link_view=(link.layer, link.head))
     if st.session_state.beam > 1:
         st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
     st.session_state.initialised = True
@@ -187,7 +191,20 @@ def show_link_notices(lang: str) -> None:
 
 
 def write_url() -> None:
-    st.query_params.from_dict({url: str(st.session_state[key]) for url, key in URL_KEYS.items()})
+    def text(value) -> str:
+        return str(int(value)) if isinstance(value, bool) else str(value)
+
+    st.query_params.from_dict({url: text(st.session_state[key]) for url, key in URL_KEYS.items()})
+
+
+def page_style(present: bool) -> None:
+    """Less empty space above the page, so the map fits the first screen of a 1024×768 projector; in presentation
+    mode, larger captions and translation for the back row. Fixed CSS, no user text."""
+    css = ".block-container {padding-top: 2.5rem; padding-bottom: 1rem;}"
+    if present:
+        css += (" [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
+                " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}")
+    st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
 
 def use_example() -> None:
@@ -296,6 +313,7 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     query_axis, key_axis = axis_names(kind, lang)
     fig = attention_viz.attention_heatmap(
         weights, queries, keys, query_axis, key_axis,
+        font_scale=PRESENTATION_SCALE if st.session_state.get("present") else 1.0,
         title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
         predicted_tokens=predicted, predicted_label=t("fed" if forced(tr) else "predicts", lang),
@@ -306,11 +324,11 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
 
 def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
                    languages: tuple[str, str]) -> None:
-    st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
-                 lang))
     layer = layer_of_kind(tr, kind, layer, lang)
     fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
-    chart(fig, key=f"heatmap-{kind}")
+    chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
+    st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
+                 lang))
     attention = tr.attention(kind)
     if head == "mean":
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
@@ -336,20 +354,22 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
 
 
 def show_translation(tr: decode.Translation, model_output: decode.Translation, lang: str) -> None:
-    st.subheader(t("translation", lang))
+    """The translation in one line, so the attention map fits on the first screen of a projector; the pieces
+    and the per-piece probabilities one click away."""
     st.markdown(f"### {markdown_literal(tr.target_text)}")
     if tr.method == "teacher forcing":
-        st.info(t("teacher_forcing_note", lang))
-        st.markdown(f"{t('model_output_was', lang)} {markdown_literal(model_output.target_text)}")
-    left, right = st.columns(2)
-    left.caption(t("source_pieces", lang))
-    left.code(" ".join(tr.source_pieces), language=None)
-    right.caption(t("target_pieces", lang))
-    right.code(" ".join(tr.target_pieces), language=None)
-    labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
-    st.caption(t("token_table_help", lang))
-    st.dataframe(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels), hide_index=True,
-                 width="stretch")
+        st.caption(f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
+                   f"{markdown_literal(model_output.target_text)}")
+    with st.expander(t("details", lang)):
+        left, right = st.columns(2)
+        left.caption(t("source_pieces", lang))
+        left.code(" ".join(tr.source_pieces), language=None)
+        right.caption(t("target_pieces", lang))
+        right.code(" ".join(tr.target_pieces), language=None)
+        labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
+        st.caption(t("token_table_help", lang))
+        st.dataframe(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels), hide_index=True,
+                     width="stretch")
 
 
 def show_positional(d_model: int, max_len: int, lang: str) -> None:
@@ -574,17 +594,23 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
         target = language_name(metadata.get("target_language", "?"), lang)
         st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target))
+        st.toggle(t("presentation", lang), key="present", help=t("presentation_help", lang))
 
 
 def view_selectors(cfg, lang: str) -> None:
-    with st.sidebar:
-        st.subheader(t("view", lang))
-        deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
-        widgets.selectbox(st, t("layer", lang), list(range(1, deepest + 1)), key="layer")
-        heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
-        widgets.selectbox(st, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang),
-                          default="1")
-        st.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
+    """Layer, head and word level: in the sidebar, or, in presentation mode, in one row above the maps, so a
+    teacher can collapse the sidebar and still switch heads."""
+    deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
+    heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
+    if st.session_state.present:
+        layer_box, head_box, word_box = st.columns([1, 1, 1], vertical_alignment="bottom")
+    else:
+        st.sidebar.subheader(t("view", lang))
+        layer_box = head_box = word_box = st.sidebar
+    widgets.selectbox(layer_box, t("layer", lang), list(range(1, deepest + 1)), key="layer")
+    widgets.selectbox(head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang),
+                      default="1")
+    word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
 def main() -> None:
@@ -599,8 +625,8 @@ def main() -> None:
     sidebar({name: read_metadata(CHECKPOINT_ROOT / name) for name in checkpoints})
     lang = st.session_state.lang
 
-    st.title(t("title", lang))
-    st.caption(t("subtitle", lang))
+    page_style(st.session_state.present)
+    st.markdown(f"#### {t('title', lang)}")
     checkpoint = str(CHECKPOINT_ROOT / st.session_state.checkpoint)
     try:
         loaded = get_model(checkpoint)
@@ -608,11 +634,14 @@ def main() -> None:
         st.error(t("checkpoint_error", lang, error=markdown_literal(str(e))))
         st.stop()
     cfg = loaded.model.cfg
-    if cfg.norm_first:
-        st.caption(t("norm_first_note", lang))
+    with st.expander(t("about", lang)):
+        st.caption(t("subtitle", lang))
+        if cfg.norm_first:
+            st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     apply_link_view(cfg)
-    view_selectors(cfg, lang)
+    if not st.session_state.present:
+        view_selectors(cfg, lang)
     write_url()
     show_link_notices(lang)
 
@@ -643,6 +672,8 @@ def main() -> None:
     if not tr.finished:
         st.info(t("unfinished", lang))
     show_translation(tr, model_output, lang)
+    if st.session_state.present:
+        view_selectors(cfg, lang)
 
     layer, head, word_level = int(st.session_state.layer), st.session_state.head, st.session_state.word_level
     tab_keys = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",

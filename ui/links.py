@@ -34,6 +34,7 @@ class LinkState:
     layer: int | None = None  # still to be checked against the checkpoint's depth
     head: str | None = None  # "mean" or a number as text; still to be checked against its heads
     beam: int | None = None
+    present: bool = False  # presentation mode
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -85,6 +86,11 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.head = head if head == "mean" else str(parse_number(head))
         else:
             ignore("head")
+    if "present" in params:
+        if params["present"] in ("0", "1"):
+            state.present = params["present"] == "1"
+        else:
+            ignore("present")
     if "beam" in params:
         beam = parse_number(params["beam"])
         if beam is None:

@@ -42,12 +42,14 @@ def attention_heatmap(
     predicted_label: str = "predicts",
     show_values: bool | None = None,
     weight_label: str = "weight",
+    font_scale: float = 1.0,
 ) -> go.Figure:
     """One (queries, keys) attention matrix.
 
     masked: boolean (queries, keys), True where the model was not allowed to look. Those cells are drawn in a
     separate grey trace (not as a low value on the colour scale) and say "masked" on hover.
     predicted_tokens: for decoder queries, the token each position predicted, shown on hover.
+    font_scale: tick labels, cell values and row height grow by this factor (a projector in a classroom).
     """
     weights = np.asarray(weights, dtype=float)
     n_q, n_k = weights.shape
@@ -83,7 +85,7 @@ def attention_heatmap(
             zmax=1.0,
             colorbar=dict(title=weight_label, thickness=12),
             texttemplate="%{z:.2f}" if show_values else None,
-            textfont=dict(size=9),
+            textfont=dict(size=round(10 * font_scale)),
             xgap=1,
             ygap=1,
             name="attention",
@@ -113,10 +115,10 @@ def attention_heatmap(
     fig.update_layout(
         title=dict(text=html.escape(title, quote=False)) if title else None,
         xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
-                   tickangle=-45 if n_k > 8 else 0),
+                   tickangle=-45 if n_k > 8 else 0, tickfont=dict(size=round(12 * font_scale))),
         yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
-                   autorange="reversed"),
-        height=max(320, 60 + 26 * n_q),
+                   autorange="reversed", tickfont=dict(size=round(12 * font_scale))),
+        height=max(320, 60 + round(26 * font_scale) * n_q),
         margin=dict(l=10, r=10, t=90 if title else 60, b=10),
         plot_bgcolor="white",
     )

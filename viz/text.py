@@ -194,6 +194,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "query": "query",
         "pe_beyond_model": "The model's own table stops at position {last}: it reads at most {max_len} positions (pieces, with `<s>` or `</s>`). Positions past that are the formula only.",
         "mean_shows_head_1": "The sidebar shows the mean over heads, which has no Q, K or V of its own: this view uses head 1.",
+        "details": "Pieces and the probability of each output piece",
+        "about": "About this model",
+        "presentation": "Presentation mode",
+        "presentation_help": "For a projector: larger labels, values and captions, and the layer and head choices above the maps, so the sidebar can be collapsed.",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -358,6 +362,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "query": "查询",
         "pe_beyond_model": "模型自己的位置编码表只到第 {last} 个位置：它最多读入 {max_len} 个位置（子词，含 `<s>` 或 `</s>`）。再往后的位置只是公式的延伸。",
         "mean_shows_head_1": "侧边栏选的是所有头的平均，它没有自己的 Q、K、V：这个视图使用第 1 个头。",
+        "details": "子词，以及每个输出子词的概率",
+        "about": "关于这个模型",
+        "presentation": "演示模式",
+        "presentation_help": "用于投影：更大的标签、数值和说明文字；层和头的选择移到图的上方，侧边栏可以收起。",
     },
 }
 

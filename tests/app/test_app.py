@@ -24,6 +24,11 @@ def run_app(**query) -> AppTest:
     return at.run()
 
 
+def translation_markdown(at: AppTest) -> str:
+    """The translation line (a level-3 heading)."""
+    return next(m.value for m in at.markdown if m.value.startswith("### "))
+
+
 def figures(at: AppTest) -> dict[str, dict]:
     """Every Plotly chart on the page, by the key the app gave it, as Plotly JSON."""
     return {_chart_key(element): json.loads(element.proto.spec) for element in at.get("plotly_chart")}
@@ -56,7 +61,7 @@ def test_default_page_renders_every_view(checkpoint_root):
     for key in ("pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair", "saturation", "model-scaling",
                 "steps-vectors", "steps-bars", "steps-output"):
         assert key in figs, key
-    assert at.markdown[0].value.startswith("### ")  # the translation
+    assert any(m.value.startswith("### ") for m in at.markdown)  # the translation, one line
     cross = figs["heatmap-cross"]["layout"]
     assert cross["yaxis"]["title"]["text"] == "decoder position (query)"
     assert cross["xaxis"]["title"]["text"] == "encoder position (key)"
@@ -137,15 +142,15 @@ def test_html_in_the_input_stays_literal_text(checkpoint_root):
     assert not at.exception
     for spec in figures(at).values():
         assert "<script>" not in json.dumps(spec) and "<b>tea" not in json.dumps(spec)
-    assert "<script" not in at.markdown[0].value
+    assert "<script" not in translation_markdown(at)
 
 
 def test_language_switch_changes_the_labels(checkpoint_root):
     at = run_app()
-    assert at.title[0].value.startswith("Attention explorer")
+    assert any(m.value.startswith("#### Attention explorer") for m in at.markdown)
     at.radio(key="lang").set_value("zh").run()
     assert not at.exception
-    assert at.title[0].value.startswith("注意力探索器")
+    assert any(m.value.startswith("#### 注意力探索器") for m in at.markdown)
     assert figures(at)["heatmap-cross"]["layout"]["yaxis"]["title"]["text"] == "解码器位置（查询）"
     assert [tab.label for tab in at.tabs][:3] == ["编码器自注意力", "解码器掩码自注意力", "交叉注意力"]
 
@@ -155,7 +160,7 @@ def test_a_shared_link_restores_sentence_layer_head_and_language(checkpoint_root
     assert not at.exception
     assert at.session_state["sentence"] == "Good morning."
     assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == "4"
-    assert at.title[0].value.startswith("注意力探索器")
+    assert any(m.value.startswith("#### 注意力探索器") for m in at.markdown)
 
 
 def test_every_checkpoint_folder_is_offered_and_switching_rerenders(checkpoint_root):
@@ -256,7 +261,7 @@ def test_teacher_forcing_a_reference_changes_the_target_axis(checkpoint_root):
     at = run_app()
     at.text_input(key="reference").input("我喜欢茶。").run()
     assert not at.exception
-    assert any("Teacher forcing" in i.value for i in at.info)
+    assert any("Teacher forcing" in c.value for c in at.caption)
     ticks = "".join(figures(at)["heatmap-cross"]["layout"]["yaxis"]["ticktext"])
     assert "喜欢" in ticks or "茶" in ticks
 
@@ -286,7 +291,7 @@ def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     at = run_app()
     assert not at.exception
     assert at.selectbox(key="checkpoint").value == "en-zh"
-    translation = at.markdown[0].value
+    translation = translation_markdown(at)
     assert translation.startswith("### ") and any("\u4e00" <= c <= "\u9fff" for c in translation)
     figs = figures(at)
     assert heat(figs["heatmap-cross"]).shape[1] == len(figs["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
@@ -306,12 +311,12 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
     at = run_app(s="A man is riding a bike.")
     box = at.selectbox(key="checkpoint")
     assert box.options == ["en-de · English → German", "en-zh · English → Chinese"] and box.value == "en-zh"
-    before, chinese = figures(at), at.markdown[0].value
+    before, chinese = figures(at), translation_markdown(at)
     assert any("\u4e00" <= c <= "\u9fff" for c in chinese)
 
     box.select("en-de").run()
     assert not at.exception and at.query_params["ckpt"] == "en-de"
-    after, german = figures(at), at.markdown[0].value
+    after, german = figures(at), translation_markdown(at)
     assert german.startswith("### ") and not any("\u4e00" <= c <= "\u9fff" for c in german)
     assert set(after) == set(before)
     for key in MODEL_VIEWS:
@@ -320,3 +325,19 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
     assert "".join(target_ticks[1:]).replace("▁", " ").strip() in german.replace("\\", "")
     # The examples offered are in the checkpoint's domain (image captions for Multi30k).
     assert "A man in a blue shirt is playing the guitar." in at.selectbox(key="example").options
+
+
+def test_presentation_mode_moves_the_view_choices_above_the_maps_and_lives_in_the_url(checkpoint_root):
+    at = run_app(present="1")
+    assert not at.exception
+    assert at.session_state["present"] is True and at.query_params["present"] == ["1"] or \
+        at.query_params["present"] == "1"
+    sidebar_keys = {w.key for w in at.sidebar.selectbox}
+    assert "layer" not in sidebar_keys and "head" not in sidebar_keys
+    assert at.selectbox(key="layer") is not None and at.selectbox(key="head") is not None
+    normal = figures(run_app())["heatmap-encoder_self"]["layout"]
+    large = figures(at)["heatmap-encoder_self"]["layout"]
+    assert large["xaxis"]["tickfont"]["size"] > normal["xaxis"]["tickfont"]["size"]
+    assert large["height"] >= normal["height"]
+    at.sidebar.toggle(key="present").set_value(False).run()
+    assert "layer" in {w.key for w in at.sidebar.selectbox}

@@ -1,0 +1,85 @@
+"""A classroom projector: at 1024×768 and 1280×720, in both languages, normal and presentation mode, the
+attention map starts on the first screen and no two tick labels overlap. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from ..conftest import SHIPPED
+from .conftest import ARTIFACTS, assert_no_exception, wait_until_idle
+
+pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped checkpoints")
+
+SENTENCE = "The little girl gave her old teacher a beautiful red flower yesterday."  # 12 words
+
+# Bounding boxes of the first visible map's tick labels, their font size, and the map's own box.
+MEASURE = """(tab) => {
+    const panel = [...document.querySelectorAll('[role="tabpanel"]')].find(p => p.offsetParent !== null);
+    const plot = panel.querySelector('.js-plotly-plot');
+    const boxes = sel => [...plot.querySelectorAll(sel)].map(t => {
+        const r = t.getBoundingClientRect();
+        return {x: r.left, y: r.top, w: r.width, h: r.height, text: t.textContent,
+                size: parseFloat(getComputedStyle(t).fontSize), rotated: (t.getAttribute('transform') || '')
+                    .includes('rotate')};
+    });
+    const r = plot.getBoundingClientRect();
+    return {top: r.top, left: r.left, right: r.right, x: boxes('.xtick text'), y: boxes('.ytick text')};
+}"""
+
+
+def overlapping(ticks: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of neighbouring tick labels that overlap. Upright labels: their boxes intersect. Labels at 45°:
+    the gap between two parallel slanted lines is the horizontal spacing times sin 45°, and it must hold the
+    text's height."""
+    pairs = []
+    for a, b in zip(ticks, ticks[1:]):
+        if a["rotated"] or b["rotated"]:
+            spacing = abs((b["x"] + b["w"]) - (a["x"] + a["w"])) * 0.7071
+            if spacing < 0.9 * a["size"]:
+                pairs.append((a["text"], b["text"]))
+        elif (a["x"] < b["x"] + b["w"] - 1 and b["x"] < a["x"] + a["w"] - 1
+              and a["y"] < b["y"] + b["h"] - 1 and b["y"] < a["y"] + a["h"] - 1):
+            pairs.append((a["text"], b["text"]))
+    return pairs
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1280, 720)])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_the_map_is_on_the_first_screen_and_labels_do_not_overlap(streamlit_server, browser, width, height,
+                                                                  lang, present):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": width, "height": height})
+    query = urllib.parse.urlencode({"s": SENTENCE, "lang": lang, "present": present})
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick", timeout=120_000)
+    wait_until_idle(page)
+    assert_no_exception(page)
+    measured = page.evaluate(MEASURE, None)
+    name = f"projector-{width}x{height}-{lang}-{'presentation' if present == '1' else 'normal'}.png"
+    page.screenshot(path=str(ARTIFACTS / name))
+    # the map's top edge and its first rows are inside the first viewport, without scrolling
+    first_rows = sorted(t["y"] for t in measured["y"])[:2]
+    assert measured["top"] < height and all(y + 20 < height for y in first_rows), (measured["top"], first_rows)
+    assert not overlapping(measured["x"]) and not overlapping(measured["y"])
+    # nothing cut at the left edge (long pieces on the query axis)
+    assert min(t["x"] for t in measured["y"]) >= 0
+    page.close()
+
+
+def test_long_german_pieces_fit_the_cross_attention_axes(streamlit_server, browser):
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    query = urllib.parse.urlencode({"s": "The firefighters are extinguishing a burning warehouse near the harbour.",
+                                    "ckpt": "en-de", "present": "1"})
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick", timeout=120_000)
+    wait_until_idle(page)
+    page.get_by_role("tab", name="Cross-attention", exact=True).click()
+    page.wait_for_timeout(800)
+    measured = page.evaluate(MEASURE, None)
+    page.screenshot(path=str(ARTIFACTS / "projector-1024x768-en-de-cross.png"))
+    assert not overlapping(measured["x"]) and not overlapping(measured["y"])
+    assert min(t["x"] for t in measured["y"]) >= 0
+    page.close()
