@@ -112,10 +112,14 @@ def attention_heatmap(
                 name="masked",
             )
         )
+    # Large labels (presentation) stand upright above the columns, so neighbours never touch; with many keys
+    # they shrink towards 10 px rather than overlap.
+    key_font = round(12 * font_scale * min(1.0, 14 / max(n_k, 1))) if font_scale > 1 else 12
+    key_font = max(key_font, 10)
     fig.update_layout(
         title=dict(text=html.escape(title, quote=False)) if title else None,
         xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
-                   tickangle=-45 if n_k > 8 else 0, tickfont=dict(size=round(12 * font_scale))),
+                   tickangle=(-90 if font_scale > 1 else -45) if n_k > 8 else 0, tickfont=dict(size=key_font)),
         yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
                    autorange="reversed", tickfont=dict(size=round(12 * font_scale))),
         height=max(320, 60 + round(26 * font_scale) * n_q),

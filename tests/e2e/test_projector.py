@@ -3,6 +3,7 @@ attention map starts on the first screen and no two tick labels overlap. Screens
 
 from __future__ import annotations
 
+import math
 import urllib.parse
 
 import pytest
@@ -15,14 +16,14 @@ pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped 
 SENTENCE = "The little girl gave her old teacher a beautiful red flower yesterday."  # 12 words
 
 # Bounding boxes of the first visible map's tick labels, their font size, and the map's own box.
-MEASURE = """(tab) => {
+MEASURE = r"""(tab) => {
     const panel = [...document.querySelectorAll('[role="tabpanel"]')].find(p => p.offsetParent !== null);
     const plot = panel.querySelector('.js-plotly-plot');
     const boxes = sel => [...plot.querySelectorAll(sel)].map(t => {
         const r = t.getBoundingClientRect();
         return {x: r.left, y: r.top, w: r.width, h: r.height, text: t.textContent,
-                size: parseFloat(getComputedStyle(t).fontSize), rotated: (t.getAttribute('transform') || '')
-                    .includes('rotate')};
+                size: parseFloat(getComputedStyle(t).fontSize),
+                angle: parseFloat(((t.getAttribute('transform') || '').match(/rotate\((-?[0-9.]+)/) || [0, 0])[1])};
     });
     const r = plot.getBoundingClientRect();
     return {top: r.top, left: r.left, right: r.right, x: boxes('.xtick text'), y: boxes('.ytick text')};
@@ -30,13 +31,14 @@ MEASURE = """(tab) => {
 
 
 def overlapping(ticks: list[dict]) -> list[tuple[str, str]]:
-    """Pairs of neighbouring tick labels that overlap. Upright labels: their boxes intersect. Labels at 45°:
-    the gap between two parallel slanted lines is the horizontal spacing times sin 45°, and it must hold the
-    text's height."""
+    """Pairs of neighbouring tick labels that overlap. Upright labels: their boxes intersect. Slanted labels (45°
+    or 90°) start at their tick (the left edge of their box) and rise to the right: the gap between two such
+    parallel lines is the horizontal spacing of their starts times |sin(angle)|, and it must hold the text's
+    height."""
     pairs = []
     for a, b in zip(ticks, ticks[1:]):
-        if a["rotated"] or b["rotated"]:
-            spacing = abs((b["x"] + b["w"]) - (a["x"] + a["w"])) * 0.7071
+        if a["angle"] or b["angle"]:
+            spacing = abs(b["x"] - a["x"]) * abs(math.sin(math.radians(a["angle"])))
             if spacing < 0.9 * a["size"]:
                 pairs.append((a["text"], b["text"]))
         elif (a["x"] < b["x"] + b["w"] - 1 and b["x"] < a["x"] + a["w"] - 1
@@ -54,7 +56,7 @@ def test_the_map_is_on_the_first_screen_and_labels_do_not_overlap(streamlit_serv
     page = browser.new_page(viewport={"width": width, "height": height})
     query = urllib.parse.urlencode({"s": SENTENCE, "lang": lang, "present": present})
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
-    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick", timeout=120_000)
+    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick text", state="attached", timeout=120_000)
     wait_until_idle(page)
     assert_no_exception(page)
     measured = page.evaluate(MEASURE, None)
@@ -74,7 +76,7 @@ def test_long_german_pieces_fit_the_cross_attention_axes(streamlit_server, brows
     query = urllib.parse.urlencode({"s": "The firefighters are extinguishing a burning warehouse near the harbour.",
                                     "ckpt": "en-de", "present": "1"})
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
-    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick", timeout=120_000)
+    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick text", state="attached", timeout=120_000)
     wait_until_idle(page)
     page.get_by_role("tab", name="Cross-attention", exact=True).click()
     page.wait_for_timeout(800)
