@@ -2,8 +2,8 @@
 
 Widgets and layout only. The model is loaded once per process (st.cache_resource); each (checkpoint,
 sentence, decoding) is translated once into a byte-bounded cache shared by all sessions (ui.cache) and every
-view reads that one result. Figures come
-from viz/, which never calls the model.
+view reads that one result. Figures come from viz/, which never calls the model; widget-state repair and link
+parsing live in ui/.
 """
 
 from __future__ import annotations
