@@ -237,10 +237,6 @@ def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray
     return attention_viz.mean_over_heads(per_layer) if head == "mean" else per_layer[int(head) - 1]
 
 
-def forced(tr: decode.Translation) -> bool:
-    return tr.method == "teacher forcing"
-
-
 def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> list[str]:
     """What each decoder position t did with its output: the piece it chose (and its probability), or, under
     teacher forcing, the piece it was fed (with the probability the model gave it) beside the model's own top
@@ -248,7 +244,7 @@ def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> l
     out = []
     for piece, probability, alternatives in zip(tr.target_pieces, tr.token_probs, tr.alternatives):
         top, top_probability = alternatives[0]
-        if forced(tr):
+        if tr.teacher_forced:
             key = "fed_sentence" if sentence else "fed_short"
             shown = markdown_literal if sentence else str  # a caption is markdown; a hover is escaped by viz
             out.append(t(key, lang, piece=shown(piece), p=probability, top=shown(top), top_p=top_probability))
@@ -316,7 +312,7 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
         font_scale=PRESENTATION_SCALE if st.session_state.get("present") else 1.0,
         title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
-        predicted_tokens=predicted, predicted_label=t("fed" if forced(tr) else "predicts", lang),
+        predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),
         weight_label=t("weight", lang),
     )
     return fig, weights, queries, keys
@@ -357,7 +353,7 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
     """The translation in one line, so the attention map fits on the first screen of a projector; the pieces
     and the per-piece probabilities one click away."""
     st.markdown(f"### {markdown_literal(tr.target_text)}")
-    if tr.method == "teacher forcing":
+    if tr.teacher_forced:
         st.caption(f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
                    f"{markdown_literal(model_output.target_text)}")
     with st.expander(t("details", lang)):

@@ -195,7 +195,6 @@ class Translation:
     truncated: bool = False  # the source was longer than the model's limit and was cut
     finished: bool = True  # False when decoding hit the length limit before </s>
     reference_truncated: bool = False  # teacher forcing: the reference was longer than the model reads, and cut
-    unknown_reference: list[str] = field(default_factory=list)  # teacher forcing: reference characters not in the vocabulary
 
     @property
     def decoder_input_pieces(self) -> list[str]:
@@ -204,7 +203,16 @@ class Translation:
     @property
     def unknown_source_pieces(self) -> list[str]:
         """The source characters the tokenizer did not know (shown as "<unk:x>" pieces)."""
-        return [p[len("<unk:"):-1] for p, i in zip(self.source_pieces, self.source_ids) if i == UNK_ID]
+        return _unknown_characters(self.source_pieces, self.source_ids)
+
+    @property
+    def teacher_forced(self) -> bool:
+        return self.method == "teacher forcing"
+
+    @property
+    def unknown_reference(self) -> list[str]:
+        """Teacher forcing: the reference characters the target vocabulary has no piece for."""
+        return _unknown_characters(self.target_pieces, self.target_ids) if self.teacher_forced else []
 
     def attention(self, kind: str) -> np.ndarray:
         return {
@@ -220,6 +228,11 @@ class Translation:
         if kind == "decoder_self":
             return self.decoder_input_pieces, self.decoder_input_pieces
         return self.decoder_input_pieces, self.source_pieces
+
+
+def _unknown_characters(pieces: list[str], ids: list[int]) -> list[str]:
+    """The text of each unknown piece, which display_pieces labels "<unk:x>"."""
+    return [p[len("<unk:"):-1] for p, i in zip(pieces, ids) if i == UNK_ID and p.startswith("<unk:")]
 
 
 def display_pieces(tokenizer: Tokenizer, text: str) -> tuple[list[int], list[str]]:
@@ -270,7 +283,7 @@ def _translation(
     method: str,
     beam_size: int,
     output_pieces: list[str] | None = None,
-    **reference_facts,
+    reference_truncated: bool = False,
 ) -> Translation:
     source_ids, source_pieces, truncated = source
     rec = hypothesis.record
@@ -299,7 +312,7 @@ def _translation(
         log_prob=hypothesis.log_prob,
         truncated=truncated,
         finished=hypothesis.finished,
-        **reference_facts,
+        reference_truncated=reference_truncated,
     )
 
 
@@ -361,15 +374,14 @@ def teacher_force(
     is fed <s> + reference instead of its own output. Give the reference as text or as target ids."""
     head_mask = head_masks_to_tensors(model, ablate)
     source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
-    facts, output_pieces = {}, None
+    output_pieces, truncated = None, False
     if reference_ids is None:
         if not reference or not reference.strip():
             raise ValueError("the reference translation is empty")
         ids, output_pieces = display_pieces(target_tokenizer, reference.strip())
-        facts["unknown_reference"] = [p[len("<unk:"):-1] for p, i in zip(output_pieces, ids) if i == UNK_ID]
         # A reference past the model's length is cut, and then it did not end there: no </s> after the cut.
-        facts["reference_truncated"] = len(ids) + 1 > model.cfg.max_len
-        if facts["reference_truncated"]:
+        truncated = len(ids) + 1 > model.cfg.max_len
+        if truncated:
             ids, output_pieces = ids[: model.cfg.max_len - 1], output_pieces[: model.cfg.max_len - 1]
             reference_ids = ids
         else:
@@ -393,5 +405,4 @@ def teacher_force(
         record=_slice_record(decoded, 0),
     )
     return _translation(text, source, target_tokenizer, hypothesis, _EncoderRecord.of(encoded, need_qkv), need_qkv,
-                        "teacher forcing", 1,
-                        output_pieces, **facts)
+                        "teacher forcing", 1, output_pieces, truncated)

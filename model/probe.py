@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from .checkpoint import shown
 from .cli import check_output, corpus_of, open_checkpoint, positive_int
 from .data import CORPORA, DEFAULT_DATA_DIR, load_splits
 from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
@@ -180,7 +181,7 @@ def read_head_table(path: Path) -> pd.DataFrame:
     """Read head_stats.csv or head_ablation.csv, checking it has the columns the app reads, with numbers where
     numbers belong and known attention kinds."""
     path = Path(path)
-    name = f"{path.parent.name}/{path.name}"
+    name = shown(path)
     required, numeric = HEAD_TABLES[path.name]
     try:
         frame = pd.read_csv(path, encoding="utf-8")
