@@ -68,6 +68,12 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         return self.processor.EncodeAsIds(text)
 
+    def sample(self, text: str, alpha: float) -> list[int]:
+        """One segmentation drawn from the unigram model's distribution (subword regularisation, Kudo 2018):
+        lower alpha, more varied splits. Training sees a sentence cut differently each epoch; decoding keeps the
+        single best split (`encode`)."""
+        return self.processor.Encode(text, out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1)
+
     def encode_with_pieces(self, text: str) -> tuple[list[int], list[str]]:
         """Ids and the pieces to display. An unknown character keeps its own text as its piece (its id is UNK_ID),
         so the app can show *which* character the model could not read."""

@@ -53,8 +53,9 @@ def test_tiny_training_lowers_the_loss_resumes_and_exports(tiny_corpus_dir, tmp_
     assert result.target_pieces  # a model this small may say nothing yet, but it decodes
 
 
-def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir, tmp_path):
-    common = ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS]
+@pytest.mark.parametrize("sampling", [[], ["--subword-alpha", "0.1"]], ids=["best-split", "subword-sampling"])
+def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir, tmp_path, sampling):
+    common = ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, *sampling]
     train.main([*common, "--run-dir", str(tmp_path / "straight"), "--epochs", "2"])
     train.main([*common, "--run-dir", str(tmp_path / "stopped"), "--epochs", "1"])
     train.main([*common, "--run-dir", str(tmp_path / "stopped"), "--epochs", "2"])
@@ -62,6 +63,14 @@ def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir
     stopped = torch.load(tmp_path / "stopped" / "state.pt", weights_only=True)["model"]
     for key in straight:
         torch.testing.assert_close(straight[key], stopped[key])
+
+
+def test_subword_sampling_cuts_a_sentence_differently_but_decodes_to_it(tiny_tokenizers):
+    source, _ = tiny_tokenizers
+    text = "I like tea and the cat likes milk."
+    cuts = {tuple(source.sample(text, alpha=0.1)) for _ in range(30)}
+    assert len(cuts) > 1
+    assert all(source.decode(list(cut)) == source.decode(source.encode(text)) for cut in cuts)
 
 
 @pytest.mark.skipif(shutil.which("torchrun") is None, reason="torchrun not on PATH")
