@@ -47,6 +47,11 @@ DEFAULT_EXAMPLES = [
 ]
 PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
+# The widgets inside the views: their values outlive a closed tab (widgets.keep).
+VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
+                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "ablate", "decode_step")
+TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
+            "tab_ablation", "tab_decoding")
 MAX_BEAM = 8
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
@@ -220,6 +225,20 @@ def switch_checkpoint() -> None:
     st.session_state.reference = ""
 
 
+def remember_tab() -> None:
+    """The tabs widget holds the open tab's *label*, which changes with the interface language; the session
+    keeps the tab's key, so a language switch stays on the same tab."""
+    by_label = {t(key, lang): key for key in TAB_KEYS for lang in LANGUAGES}
+    st.session_state.tab = by_label.get(st.session_state.view_tab, "tab_encoder")
+
+
+def view_tabs(lang: str) -> dict:
+    """The views as tabs, of which only the open one runs (lazy tabs: a hidden view costs nothing, and a layer or
+    head change redraws one view instead of nineteen figures)."""
+    st.session_state.view_tab = t(st.session_state.setdefault("tab", "tab_encoder"), lang)
+    return dict(zip(TAB_KEYS, st.tabs([t(k, lang) for k in TAB_KEYS], key="view_tab", on_change=remember_tab)))
+
+
 def inspect_head(layer: int, head: int) -> None:
     st.session_state.update(layer=layer, head=str(head))
 
@@ -370,7 +389,8 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
 
 def show_positional(d_model: int, max_len: int, lang: str) -> None:
     st.caption(t("explain_positional", lang))
-    length = st.slider(t("pe_length", lang), 8, 200, 50, key="pe_length")
+    st.session_state.setdefault("pe_length", 50)
+    length = st.slider(t("pe_length", lang), 8, 200, key="pe_length")
     if length > max_len:
         st.caption(t("pe_beyond_model", lang, max_len=max_len, last=max_len - 1))
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
@@ -425,7 +445,8 @@ def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> No
                                       "masked")}
     chart(softmax_viz.variance_figure(variance, dict(labels, x="d_k", y=t("variance_y", lang),
                                                      title=t("variance_title", lang))), key="variance")
-    d_k = st.select_slider(t("d_k_slider", lang), [4, 16, 64, 256], value=64, key="pair_dk")
+    st.session_state.setdefault("pair_dk", 64)
+    d_k = st.select_slider(t("d_k_slider", lang), [4, 16, 64, 256], key="pair_dk")
     rng = np.random.default_rng(0)
     q, keys = rng.standard_normal(d_k), rng.standard_normal((8, d_k))
     pair_labels = dict(labels, title=t("softmax_pair_title", lang, d_k=d_k), x=t("key", lang), y=t("weight", lang))
@@ -618,6 +639,7 @@ def main() -> None:
         st.error(t("no_checkpoints", lang, root=markdown_literal(str(CHECKPOINT_ROOT))))
         st.stop()
     init_state(checkpoints)
+    widgets.keep(VIEW_WIDGETS)
     sidebar({name: read_metadata(CHECKPOINT_ROOT / name) for name in checkpoints})
     lang = st.session_state.lang
 
@@ -672,25 +694,21 @@ def main() -> None:
         view_selectors(cfg, lang)
 
     layer, head, word_level = int(st.session_state.layer), st.session_state.head, st.session_state.word_level
-    tab_keys = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
-                "tab_ablation", "tab_decoding")
-    tabs = dict(zip(tab_keys, st.tabs([t(k, lang) for k in tab_keys])))
-    for kind in KINDS:
-        with tabs[KIND_TAB[kind]]:
-            show_attention(tr, kind, layer, head, lang, word_level, languages)
-    tabs["tab_encoder"].caption(t("explain_multihead", lang))
-    with tabs["tab_positional"]:
-        show_positional(cfg.d_model, cfg.max_len, lang)
-    with tabs["tab_softmax"]:
-        show_scaling(tr, layer, head, lang)
-    with tabs["tab_steps"]:
-        show_steps(tr, layer, head, lang)
-    with tabs["tab_heads"]:
-        show_head_statistics(tr, checkpoint, lang)
-    with tabs["tab_ablation"]:
-        show_ablation(model_output, checkpoint, beam, layer, head, lang, word_level, languages)
-    with tabs["tab_decoding"]:
-        show_decoding_steps(tr, layer, head, lang)
-
+    views = {
+        **{KIND_TAB[kind]: (lambda kind=kind: show_attention(tr, kind, layer, head, lang, word_level, languages))
+           for kind in KINDS},
+        "tab_positional": lambda: show_positional(cfg.d_model, cfg.max_len, lang),
+        "tab_softmax": lambda: show_scaling(tr, layer, head, lang),
+        "tab_steps": lambda: show_steps(tr, layer, head, lang),
+        "tab_heads": lambda: show_head_statistics(tr, checkpoint, lang),
+        "tab_ablation": lambda: show_ablation(model_output, checkpoint, beam, layer, head, lang, word_level, languages),
+        "tab_decoding": lambda: show_decoding_steps(tr, layer, head, lang),
+    }
+    for key, tab in view_tabs(lang).items():
+        if tab.open:
+            with tab:
+                views[key]()
+                if key == "tab_encoder":
+                    st.caption(t("explain_multihead", lang))
 
 main()

@@ -1,5 +1,5 @@
 """Choice widgets whose options change during a session (a new sentence, another checkpoint, the other
-interface language) without losing or corrupting their value.
+interface language) without losing or corrupting their value; and widget values kept while their view is hidden.
 
 Streamlit (1.67) keeps a keyed select widget's value in the browser as the option's *label*. When the options
 or their labels change, the browser goes on sending the old label; the server cannot map it to an option and
@@ -54,6 +54,16 @@ def repair_choice(key: str, options: Sequence, format_func: Callable[[Any], str]
             repaired = default if _is_option(default, options) else (options[0] if options else None)
     if repaired != value or list(previous) != labels:
         st.session_state[key] = repaired
+
+
+def keep(keys: Sequence[str]) -> None:
+    """Streamlit forgets a widget's value after a run that does not draw the widget (a view in a closed lazy
+    tab): writing each value back at the start of the run makes it a session-state value, which Streamlit keeps,
+    so a view's settings are still there when its tab is opened again. Widgets listed here must take their
+    default from session state, not from a value= argument (Streamlit warns about having both)."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def selectbox(container, label: str, options: Sequence, *, key: str, format_func: Callable[[Any], str] = str,

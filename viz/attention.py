@@ -11,7 +11,6 @@ import html
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .text import plotly_literal
 
@@ -129,6 +128,24 @@ def attention_heatmap(
     return fig
 
 
+def tile_heads(maps: np.ndarray, fill=np.nan) -> tuple[np.ndarray, tuple[int, int]]:
+    """(layers, heads, queries, keys, ...) -> one array with every head's map as a tile, layers down and heads
+    across, `fill` in the gaps. Returns (tiles, (row_step, col_step)): tile (l, h) starts at row l * row_step,
+    column h * col_step."""
+    n_layers, n_heads, n_q, n_k = maps.shape[:4]
+    # Gaps scale with the tile so thumbnails stay apart whatever the sentence length; the row gap leaves room
+    # for each thumbnail's title.
+    col_gap, row_gap = max(1, round(0.12 * n_k)), max(2, round(0.35 * n_q))
+    row_step, col_step = n_q + row_gap, n_k + col_gap
+    tiles = np.full((n_layers * row_step - row_gap, n_heads * col_step - col_gap, *maps.shape[4:]), fill,
+                    dtype=maps.dtype)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            r, c = layer * row_step, head * col_step
+            tiles[r : r + n_q, c : c + n_k] = maps[layer, head]
+    return tiles, (row_step, col_step)
+
+
 def attention_grid(
     attention: np.ndarray,
     title: str = "",
@@ -141,51 +158,57 @@ def attention_grid(
 ) -> go.Figure:
     """(layers, heads, queries, keys) -> a layers x heads grid of small heatmaps, one per head.
 
-    Layers and heads are numbered from 1 in titles, as in the selectors. highlight=(layer, head), 0-based,
-    outlines the head shown in detail."""
-    attention = np.asarray(attention, dtype=float)
-    n_layers, n_heads = attention.shape[:2]
-    fig = make_subplots(
-        rows=n_layers,
-        cols=n_heads,
-        horizontal_spacing=0.01,
-        vertical_spacing=0.03,
-        subplot_titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
+    All heads are tiles of one heatmap trace (and masked cells one grey trace), not a subplot each: 48 subplots
+    cost the server most of a rerun and the browser 48 plots to lay out. Layers and heads are numbered from 1
+    in the tiles' titles, as in the selectors. highlight=(layer, head), 0-based, outlines the head shown in
+    detail."""
+    attention = np.asarray(attention, dtype=np.float32)
+    n_layers, n_heads, n_q, n_k = attention.shape
+    shown = np.where(masked, np.float32(np.nan), attention) if masked is not None else attention
+    tiles, (row_step, col_step) = tile_heads(shown)
+    # Each cell's (layer, head, query, key) for the hover: layer and head from 1 as in the selectors, positions
+    # from 0 as on the big map.
+    numbers = np.meshgrid(np.arange(1, n_layers + 1), np.arange(1, n_heads + 1), np.arange(n_q), np.arange(n_k),
+                          indexing="ij")
+    small = np.uint8 if max(n_layers, n_heads, n_q, n_k) < 256 else np.int32  # a quarter of the bytes to send
+    index, _ = tile_heads(np.stack(numbers, axis=-1).astype(small), fill=0)
+    hover = (
+        f"{layer_label} %{{customdata[0]}}, {head_label} %{{customdata[1]}}<br>"
+        f"{query_label} %{{customdata[2]}}, {key_label} %{{customdata[3]}}: %{{z:.3f}}<extra></extra>"
     )
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            z = attention[layer, head].copy()
-            if masked is not None:
-                z[masked] = np.nan
-            fig.add_trace(
-                go.Heatmap(
-                    z=z,
-                    colorscale=COLORSCALE,
-                    zmin=0.0,
-                    zmax=1.0,
-                    showscale=False,
-                    hovertemplate=(
-                        f"{layer_label} {layer + 1}, {head_label} {head + 1}<br>{query_label} %{{y}}, {key_label} %{{x}}: "
-                        "%{z:.3f}<extra></extra>"
-                    ),
-                ),
-                row=layer + 1,
-                col=head + 1,
-            )
-    fig.update_xaxes(showticklabels=False, ticks="")
-    fig.update_yaxes(showticklabels=False, ticks="", autorange="reversed")
-    fig.update_annotations(font_size=10)
+    traces = [
+        go.Heatmap(z=tiles, customdata=index, colorscale=COLORSCALE, zmin=0.0, zmax=1.0, showscale=False,
+                   hovertemplate=hover, hoverongaps=False, name="attention")
+    ]
+    if masked is not None and masked.any():
+        grey, _ = tile_heads(np.broadcast_to(np.where(masked, np.float32(1.0), np.float32(np.nan)), attention.shape))
+        traces.append(
+            go.Heatmap(z=grey, colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], showscale=False, hoverinfo="skip",
+                       hoverongaps=False, name="masked")
+        )
+    titles = [
+        dict(text=f"L{layer + 1} H{head + 1}", x=head * col_step + (n_k - 1) / 2, y=layer * row_step - 0.5,
+             xref="x", yref="y", yanchor="bottom", showarrow=False, font=dict(size=10))
+        for layer in range(n_layers)
+        for head in range(n_heads)
+    ]
+    shapes = []
     if highlight is not None:
         layer, head = highlight
-        index = layer * n_heads + head + 1
-        xref = "x domain" if index == 1 else f"x{index} domain"
-        yref = "y domain" if index == 1 else f"y{index} domain"
-        fig.add_shape(type="rect", xref=xref, yref=yref, x0=-0.04, x1=1.04, y0=-0.04, y1=1.04,
-                      line=dict(color="#d62728", width=3))
-    fig.update_layout(
+        # A frame around the thumbnail and its title, inside the gaps around them.
+        x_pad, row_gap = 0.4 * (col_step - n_k), row_step - n_q
+        shapes.append(dict(type="rect", xref="x", yref="y", line=dict(color="#d62728", width=3),
+                           x0=head * col_step - 0.5 - x_pad, x1=head * col_step + n_k - 0.5 + x_pad,
+                           y0=layer * row_step - 0.5 - 0.8 * row_gap, y1=layer * row_step + n_q - 0.5 + 0.2 * row_gap))
+    layout = dict(
         title=dict(text=html.escape(title, quote=False)) if title else None,
+        annotations=titles,
+        shapes=shapes,
+        xaxis=dict(visible=False, range=[-0.5 - 0.5 * (col_step - n_k), tiles.shape[1] - 0.5 + 0.5 * (col_step - n_k)]),
+        # Room above the first row for its titles, and below the last for the frame.
+        yaxis=dict(visible=False, range=[tiles.shape[0] - 0.5 + 0.3 * (row_step - n_q), -(row_step - n_q) - 0.5]),
         height=90 * n_layers + 80,
         margin=dict(l=10, r=10, t=70 if title else 30, b=10),
-        plot_bgcolor=MASKED_COLOR if masked is not None else "white",
+        plot_bgcolor="white",
     )
-    return fig
+    return go.Figure(data=traces, layout=layout)

@@ -15,6 +15,8 @@ from model.checkpoint import load_checkpoint
 from ..conftest import ROOT
 
 APP = str(ROOT / "app.py")
+TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
+            "tab_ablation", "tab_decoding")
 
 
 def run_app(**query) -> AppTest:
@@ -30,8 +32,32 @@ def translation_markdown(at: AppTest) -> str:
 
 
 def figures(at: AppTest) -> dict[str, dict]:
-    """Every Plotly chart on the page, by the key the app gave it, as Plotly JSON."""
+    """Every Plotly chart on the page (the open tab's), by the key the app gave it, as Plotly JSON."""
     return {_chart_key(element): json.loads(element.proto.spec) for element in at.get("plotly_chart")}
+
+
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    """Opens a view's tab ("tab_cross", "tab_softmax", ...) as a click on it would; only the open tab runs."""
+    at.session_state["tab"] = tab
+    return at.run()
+
+
+def each_tab(at: AppTest):
+    """Opens every tab in turn, yielding the app with that tab open; then reopens the tab that was open."""
+    current = at.session_state["tab"] if "tab" in at.session_state else "tab_encoder"
+    for tab in TAB_KEYS:
+        open_tab(at, tab)
+        assert not at.exception, tab
+        yield at
+    open_tab(at, current)
+
+
+def every_figure(at: AppTest) -> dict[str, dict]:
+    """The charts of every tab."""
+    found = {}
+    for _ in each_tab(at):
+        found.update(figures(at))
+    return found
 
 
 def _chart_key(element) -> str:
@@ -55,7 +81,9 @@ def heat(spec: dict) -> np.ndarray:
 def test_default_page_renders_every_view(checkpoint_root):
     at = run_app()
     assert not at.exception
-    figs = figures(at)
+    # Lazy tabs: the first page runs the open view only.
+    assert set(figures(at)) == {"heatmap-encoder_self", "grid-encoder_self"}
+    figs = every_figure(at)
     for kind in ("encoder_self", "decoder_self", "cross"):
         assert f"heatmap-{kind}" in figs and f"grid-{kind}" in figs
     for key in ("pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair", "saturation", "model-scaling",
@@ -76,7 +104,7 @@ def test_heatmaps_show_the_models_attention(checkpoint_root, tiny_checkpoint):
     expected = decode.translate(
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, at.session_state["sentence"]
     )
-    figs = figures(at)
+    figs = every_figure(at)
     np.testing.assert_allclose(heat(figs["heatmap-encoder_self"]), expected.encoder_self_attention[0, 0], atol=1e-6)
     np.testing.assert_allclose(heat(figs["heatmap-cross"]), expected.cross_attention[0, 0], atol=1e-6)
     shown = heat(figs["heatmap-decoder_self"])
@@ -90,7 +118,7 @@ def test_typing_a_sentence_updates_translation_and_all_three_maps(checkpoint_roo
     before = figures(at)
     at.text_input(key="sentence").input("I like coffee.").run()
     assert not at.exception
-    after = figures(at)
+    after = every_figure(at)
     assert after["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"] != before["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"]
     assert "▁coffee" in "".join(after["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]) or \
         "coffee" in "".join(after["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
@@ -100,7 +128,7 @@ def test_typing_a_sentence_updates_translation_and_all_three_maps(checkpoint_roo
 
 
 def test_switching_layer_and_head_changes_the_map_without_retranslating(checkpoint_root, translations):
-    at = run_app()
+    at = open_tab(run_app(), "tab_cross")
     assert len(translations) == 1
     first = heat(figures(at)["heatmap-cross"])
     at.selectbox(key="head").select("3").run()
@@ -151,7 +179,7 @@ def test_language_switch_changes_the_labels(checkpoint_root):
     at.radio(key="lang").set_value("zh").run()
     assert not at.exception
     assert any(m.value.startswith("#### 注意力探索器") for m in at.markdown)
-    assert figures(at)["heatmap-cross"]["layout"]["yaxis"]["title"]["text"] == "解码器位置（查询）"
+    assert figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["yaxis"]["title"]["text"] == "解码器位置（查询）"
     assert [tab.label for tab in at.tabs][:3] == ["编码器自注意力", "解码器掩码自注意力", "交叉注意力"]
 
 
@@ -169,7 +197,7 @@ def test_every_checkpoint_folder_is_offered_and_switching_rerenders(checkpoint_r
     assert box.options == ["tiny-a · English → Chinese", "tiny-b · English → Chinese"]
     box.select("tiny-b").run()  # the value is the folder's name: a shared link does not leak server paths
     assert not at.exception and at.query_params["ckpt"] == "tiny-b"
-    assert "heatmap-cross" in figures(at)
+    assert "heatmap-cross" in every_figure(at)
 
 
 def test_switching_checkpoint_clears_the_reference_and_examples_fill_the_sentence(checkpoint_root):
@@ -197,7 +225,7 @@ def test_a_shared_link_chooses_the_checkpoint_by_name(checkpoint_root):
 
 
 def test_beam_search_setting(checkpoint_root, translations):
-    at = run_app()
+    at = open_tab(run_app(), "tab_cross")
     at.radio(key="decoding").set_value("beam").run()
     assert not at.exception
     assert at.slider(key="beam_size").value == 4 and at.query_params["beam"] == "4"
@@ -231,7 +259,7 @@ def test_no_checkpoint_at_all_gets_a_message(tmp_path, monkeypatch):
 
 
 def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_heads")
     grid = figures(at)["stats-grid"]
     assert heat(grid).shape == (2, 4)  # the tiny model: 2 layers x 4 heads
     at.selectbox(key="inspect_layer").select(2).run()
@@ -239,11 +267,11 @@ def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
     next(b for b in at.button if b.label.startswith("Show layer 2, head 3")).click().run()
     assert not at.exception
     assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == "3"
-    assert "layer 2" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+    assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
 
 
 def test_ablating_heads_retranslates_and_reports_the_log_prob_change(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_ablation")
     assert "ablation-heatmap" not in figures(at)
     at.multiselect(key="ablate").select("encoder_self:1:1").select("encoder_self:1:2").run()
     assert not at.exception
@@ -253,8 +281,10 @@ def test_ablating_heads_retranslates_and_reports_the_log_prob_change(checkpoint_
     # The encoder map of layer 2 differs once layer-1 heads are off (the ablated run is a new run).
     at.radio(key="ablation_kind").set_value("encoder_self").run()
     at.selectbox(key="layer").select(2).run()
-    figs = figures(at)
+    figs = every_figure(at)
     assert not np.allclose(heat(figs["ablation-heatmap"]), heat(figs["heatmap-encoder_self"]))
+    # The chosen heads are still chosen after a visit to another tab.
+    assert at.multiselect(key="ablate").value == ["encoder_self:1:1", "encoder_self:1:2"]
 
 
 def test_teacher_forcing_a_reference_changes_the_target_axis(checkpoint_root):
@@ -262,17 +292,19 @@ def test_teacher_forcing_a_reference_changes_the_target_axis(checkpoint_root):
     at.text_input(key="reference").input("我喜欢茶。").run()
     assert not at.exception
     assert any("Teacher forcing" in c.value for c in at.caption)
-    ticks = "".join(figures(at)["heatmap-cross"]["layout"]["yaxis"]["ticktext"])
+    ticks = "".join(figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["yaxis"]["ticktext"])
     assert "喜欢" in ticks or "茶" in ticks
 
 
 def test_decoding_step_slider_moves_through_the_output(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_decoding")
     first = figures(at)["decoding-step"]
     at.slider(key="decode_step").set_value(2).run()
     assert not at.exception
     moved = figures(at)["decoding-step"]
     assert len(moved["layout"]["xaxis"]["ticktext"]) == 3 and len(first["layout"]["xaxis"]["ticktext"]) == 1
+    open_tab(open_tab(at, "tab_encoder"), "tab_decoding")
+    assert at.slider(key="decode_step").value == 2  # the step is kept while another tab is open
 
 
 def test_word_level_view_merges_pieces(checkpoint_root):
@@ -293,9 +325,9 @@ def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     assert at.selectbox(key="checkpoint").value == "en-zh"
     translation = translation_markdown(at)
     assert translation.startswith("### ") and any("\u4e00" <= c <= "\u9fff" for c in translation)
-    figs = figures(at)
+    figs = every_figure(at)
     assert heat(figs["heatmap-cross"]).shape[1] == len(figs["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
-    assert heat(figs["grid-encoder_self"]).ndim == 2 and len(figs["grid-encoder_self"]["data"]) == 6 * 8
+    assert len(figs["grid-encoder_self"]["layout"]["annotations"]) == 6 * 8  # a titled tile per layer and head
 
 
 # Views drawn from the model's own numbers for the current sentence: each must change when the checkpoint does.
@@ -311,12 +343,12 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
     at = run_app(s="A man is riding a bike.")
     box = at.selectbox(key="checkpoint")
     assert box.options == ["en-de · English → German", "en-zh · English → Chinese"] and box.value == "en-zh"
-    before, chinese = figures(at), translation_markdown(at)
+    before, chinese = every_figure(at), translation_markdown(at)
     assert any("\u4e00" <= c <= "\u9fff" for c in chinese)
 
     box.select("en-de").run()
     assert not at.exception and at.query_params["ckpt"] == "en-de"
-    after, german = figures(at), translation_markdown(at)
+    after, german = every_figure(at), translation_markdown(at)
     assert german.startswith("### ") and not any("\u4e00" <= c <= "\u9fff" for c in german)
     assert set(after) == set(before)
     for key in MODEL_VIEWS:

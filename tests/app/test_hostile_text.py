@@ -7,7 +7,7 @@ from model.checkpoint import load_checkpoint
 from model.decode import teacher_force
 from model.tokenizer import visible
 
-from .test_app import figures, run_app
+from .test_app import every_figure, figures, open_tab, run_app
 
 
 def test_invisible_and_direction_characters_are_shown_as_code_points():
@@ -23,19 +23,19 @@ def test_a_right_to_left_override_never_reaches_the_page_raw(checkpoint_root):
     assert "<U+202E>" in pieces
     for warning in at.warning:
         assert "\u202e" not in warning.value
-    for spec in figures(at).values():
+    for spec in every_figure(at).values():
         assert "\u202e" not in str(spec)
 
 
 def test_a_query_piece_in_angle_brackets_is_literal_in_the_softmax_title(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_softmax")
     at.radio(key="scaling_kind").set_value("decoder_self").run()  # query 0 of the decoder is <s>
     title = figures(at)["model-scaling"]["layout"]["title"]["text"]
     assert "&lt;s&gt;" in title and "<s>" not in title
 
 
 def test_an_unknown_piece_in_the_step_caption_is_not_a_link(checkpoint_root):
-    at = run_app(s="Tom ☃ tea")
+    at = open_tab(run_app(s="Tom ☃ tea"), "tab_steps")
     query = at.selectbox(key="steps_query")
     unknown = next(i for i in query.options if "<unk:☃>" in i)  # options are shown as "2: <unk:☃>"
     query.select_index(query.options.index(unknown)).run()

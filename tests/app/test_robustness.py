@@ -14,7 +14,7 @@ from model.checkpoint import save_checkpoint
 from model.transformer import Transformer
 
 from ..conftest import tiny_config
-from .test_app import figures, run_app
+from .test_app import every_figure, open_tab, run_app
 
 
 @pytest.fixture
@@ -73,12 +73,12 @@ def test_layers_follow_each_stack_in_a_deeper_encoder(unequal_root):
     at = run_app(ckpt="deep-encoder", layer="2")
     assert not at.exception
     assert at.session_state["layer"] == 2
-    figs = figures(at)
+    figs = every_figure(at)
     assert "layer 2" in figs["heatmap-encoder_self"]["layout"]["title"]["text"]
     # the decoder has one layer: its maps show layer 1 and say why
     assert "layer 1" in figs["heatmap-cross"]["layout"]["title"]["text"]
-    assert any("has 1 layers" in c.value for c in at.caption)
-    labels = at.multiselect(key="ablate").options  # what the user reads: "Cross-attention · L1 H1", ...
+    assert any("has 1 layers" in c.value for c in open_tab(at, "tab_cross").caption)
+    labels = open_tab(at, "tab_ablation").multiselect(key="ablate").options  # what the user reads: "Cross-attention · L1 H1", ...
     assert "Encoder self-attention · L2 H1" in labels
     assert "Cross-attention · L1 H1" in labels and "Cross-attention · L2 H1" not in labels
 
@@ -87,12 +87,12 @@ def test_layers_follow_each_stack_in_a_deeper_decoder(unequal_root):
     at = run_app(ckpt="deep-decoder")
     at.sidebar.selectbox(key="layer").select(2).run()
     assert not at.exception
-    figs = figures(at)
+    figs = every_figure(at)
     assert "layer 2" in figs["heatmap-decoder_self"]["layout"]["title"]["text"]
     assert "layer 2" in figs["heatmap-cross"]["layout"]["title"]["text"]
     assert "layer 1" in figs["heatmap-encoder_self"]["layout"]["title"]["text"]
     # ablating decoder layer 2 works
-    at.multiselect(key="ablate").select("cross:2:1").run()
+    open_tab(at, "tab_ablation").multiselect(key="ablate").select("cross:2:1").run()
     assert not at.exception
 
 
@@ -105,12 +105,12 @@ def test_layers_follow_each_stack_in_a_deeper_decoder(unequal_root):
 def test_a_malformed_probe_table_is_named_and_the_rest_keeps_working(checkpoint_root, content, reason):
     for name in ("head_stats.csv", "head_ablation.csv"):
         (checkpoint_root / "tiny-a" / name).write_bytes(content)
-    at = run_app()
+    at = open_tab(run_app(), "tab_heads")
     assert not at.exception
     shown = warnings_text(at).replace("\\", "")  # markdown escapes
     assert reason in shown and "tiny-a/head_stats.csv" in shown
-    assert at.multiselect(key="ablate") is not None
-    assert "decoding-step" in figures(at)
+    assert open_tab(at, "tab_ablation").multiselect(key="ablate") is not None
+    assert "decoding-step" in every_figure(at)
 
 
 @pytest.mark.parametrize("change, message", [

@@ -11,7 +11,7 @@ import numpy as np
 from viz import softmax as softmax_viz
 from viz.text import STRINGS
 
-from .test_app import figures, run_app
+from .test_app import each_tab, every_figure, figures, open_tab, run_app
 
 
 def hover_rows(spec: dict) -> list:
@@ -20,24 +20,24 @@ def hover_rows(spec: dict) -> list:
 
 
 def test_one_numbering_of_steps_in_table_hover_and_slider(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_decoder")
     table = at.dataframe[0].value
     steps, pieces = table.iloc[:, 0].tolist(), table.iloc[:, 1].tolist()
     assert steps[0] == 0 and steps == list(range(len(pieces)))
     rows = hover_rows(figures(at)["heatmap-decoder_self"])
     for t, piece in enumerate(pieces):  # row t of the decoder map chose the piece of step t
         assert rows[t][0][2].startswith(piece.replace("<", "&lt;").replace(">", "&gt;"))
-    at.slider(key="decode_step").set_value(1).run()
+    open_tab(at, "tab_decoding").slider(key="decode_step").set_value(1).run()
     assert f"“{pieces[1]}”" in " ".join(c.value for c in at.caption).replace("\\", "")
 
 
 def test_teacher_forcing_says_fed_and_shows_the_models_own_choice(checkpoint_root):
     at = run_app()
     at.text_input(key="reference").input("我喜欢茶。").run()
-    spec = figures(at)["heatmap-cross"]
+    spec = figures(open_tab(at, "tab_cross"))["heatmap-cross"]
     assert "fed:" in spec["data"][0]["hovertemplate"] and "predicts" not in spec["data"][0]["hovertemplate"]
     assert "the model's own top choice" in hover_rows(spec)[0][0][2]
-    caption = " ".join(c.value for c in at.caption)
+    caption = " ".join(c.value for c in open_tab(at, "tab_decoding").caption)
     assert "Teacher forcing: this step was fed" in caption
 
 
@@ -53,7 +53,7 @@ def test_a_fed_piece_outside_the_top_five_still_gets_its_green_bar():
 
 
 def test_the_scaling_caption_quotes_the_plotted_numbers(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_softmax")
     caption = next(c.value for c in at.caption if "variance d_k" in c.value)
     stats = softmax_viz.saturation_statistics([1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
     at64 = softmax_viz.saturation_at(stats, 64)
@@ -64,7 +64,7 @@ def test_the_scaling_caption_quotes_the_plotted_numbers(checkpoint_root):
 
 
 def test_masked_keys_are_marked_in_the_models_scaling_chart(checkpoint_root):
-    at = run_app()
+    at = open_tab(run_app(), "tab_softmax")
     at.radio(key="scaling_kind").set_value("decoder_self").run()
     spec = figures(at)["model-scaling"]
     marks = [trace for trace in spec["data"] if trace.get("name") == "masked (−∞)"]
@@ -95,7 +95,7 @@ def test_the_chinese_interface_shows_no_english_labels(checkpoint_root):
     at = run_app(lang="zh")
     assert not at.exception
     leftovers = {}
-    for key, spec in figures(at).items():
+    for key, spec in every_figure(at).items():
         layout = spec["layout"]
         texts = [layout.get("title", {}).get("text", "")]
         for axis in [k for k in layout if k.startswith(("xaxis", "yaxis"))]:
@@ -114,10 +114,12 @@ def test_the_chinese_interface_shows_no_english_labels(checkpoint_root):
 
 def test_the_chinese_interface_text_has_no_english_sentences(checkpoint_root):
     at = run_app(lang="zh")
-    texts = [e.value for kind in ("caption", "markdown", "info", "warning", "subheader", "title")
-             for e in getattr(at, kind) if not e.value.startswith("<style>")]  # the page's fixed CSS
-    texts += [w.label for kind in ("selectbox", "radio", "multiselect", "slider", "text_input", "checkbox",
-                                   "select_slider", "button") for w in getattr(at, kind)]
+    texts = []
+    for _ in each_tab(at):
+        texts += [e.value for kind in ("caption", "markdown", "info", "warning", "subheader", "title")
+                  for e in getattr(at, kind) if not e.value.startswith("<style>")]  # the page's fixed CSS
+        texts += [w.label for kind in ("selectbox", "radio", "multiselect", "slider", "text_input", "checkbox",
+                                       "select_slider", "button") for w in getattr(at, kind)]
     sentence = at.session_state["sentence"]
     leftovers = set()
     for text in texts:

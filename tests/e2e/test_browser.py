@@ -5,7 +5,7 @@ The screenshot lands in test-artifacts/app.png.
 
 from __future__ import annotations
 
-from .conftest import ARTIFACTS, wait_until_idle
+from .conftest import ARTIFACTS, assert_no_exception, wait_until_idle
 
 
 def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server, browser):
@@ -41,3 +41,42 @@ def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server
     page.screenshot(path=str(ARTIFACTS / "app.png"))
     page.close()
     assert (ARTIFACTS / "app.png").stat().st_size > 10_000
+
+
+SLIDER = "[role='tabpanel']:visible [data-testid='stSlider'] input[type='range']"
+
+
+def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_server, browser):
+    """Lazy tabs: a view's own settings (the decoding step) survive a visit to another tab, and switching the
+    interface language keeps the open tab open."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{streamlit_server}/?s=I+like+tea+very+much.", wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Decoding steps").wait_for(timeout=120_000)
+    wait_until_idle(page)
+    page.get_by_role("tab", name="Decoding steps").click()
+    wait_until_idle(page)
+    thumb = page.locator(SLIDER).first
+    thumb.wait_for(state="attached", timeout=60_000)  # the slider's code loads the first time one is drawn
+    thumb.focus()
+    thumb.press("ArrowRight")
+    thumb.press("ArrowRight")
+    wait_until_idle(page)
+    assert thumb.input_value() == "2"
+
+    page.get_by_role("tab", name="Cross-attention").click()
+    wait_until_idle(page)
+    assert page.locator("[role='tabpanel']:visible .js-plotly-plot").count() >= 1
+    page.get_by_role("tab", name="Decoding steps").click()
+    wait_until_idle(page)
+    thumb = page.locator(SLIDER).first
+    thumb.wait_for(state="attached", timeout=60_000)
+    assert thumb.input_value() == "2"
+
+    page.get_by_text("中文", exact=True).click()
+    wait_until_idle(page)
+    selected = page.locator("[role='tab'][aria-selected='true']")
+    assert selected.inner_text().strip() == "逐步解码"
+    page.locator(SLIDER).first.wait_for(state="attached", timeout=60_000)
+    assert page.locator(SLIDER).first.input_value() == "2"
+    assert_no_exception(page)
+    page.close()

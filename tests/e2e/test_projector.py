@@ -30,8 +30,8 @@ MEASURE = r"""(tab) => {
 }"""
 
 
-# The layers x heads overview below the map: its thumbnails' titles ("L1 H1"), the thumbnails' width, and the
-# big map's colour bar against the map's right edge.
+# The layers x heads overview below the map: its thumbnails' titles ("L1 H1") and the big map's colour bar
+# against the map's right edge.
 MEASURE_GRID = r"""() => {
     const panel = [...document.querySelectorAll('[role="tabpanel"]')].find(p => p.offsetParent !== null);
     const [map, grid] = panel.querySelectorAll('.js-plotly-plot');
@@ -39,9 +39,8 @@ MEASURE_GRID = r"""() => {
         const r = t.getBoundingClientRect();
         return {x: r.left, y: r.top, w: r.width, h: r.height, text: t.textContent, angle: 0};
     });
-    const cell = grid.querySelector('.heatmaplayer image, .hm image') || grid.querySelector('.nsewdrag');
     const colorbar = map.querySelector('.colorbar').getBoundingClientRect();
-    return {titles, thumbnail: cell.getBoundingClientRect().width, colorbar_right: colorbar.right,
+    return {titles, colorbar_right: colorbar.right,
             map_right: map.getBoundingClientRect().right, grid_right: grid.getBoundingClientRect().right,
             viewport: window.innerWidth};
 }"""
@@ -87,12 +86,16 @@ def test_the_map_is_on_the_first_screen_and_labels_do_not_overlap(streamlit_serv
     assert min(t["x"] for t in measured["y"]) >= 0
     # the overview grid stays legible instead of shrinking, its titles apart; the colour bar inside the map
     grid = page.evaluate(MEASURE_GRID)
-    assert grid["thumbnail"] >= 40, grid["thumbnail"]
     rows: dict[int, list] = {}
     for title in grid["titles"]:
         rows.setdefault(round(title["y"]), []).append(title)
     for row in rows.values():
-        assert not overlapping(sorted(row, key=lambda t: t["x"]))
+        row.sort(key=lambda t: t["x"])
+        assert not overlapping(row)
+        # Each title is centred over its thumbnail; thumbnails fill 8/9 of the spacing of their centres.
+        centres = [t["x"] + t["w"] / 2 for t in row]
+        thumbnail = min(b - a for a, b in zip(centres, centres[1:])) * 0.85
+        assert thumbnail >= 40, thumbnail
     assert grid["colorbar_right"] <= grid["map_right"] + 1 and grid["grid_right"] <= grid["viewport"]
     page.close()
 

@@ -5,7 +5,7 @@ import html
 import numpy as np
 import pytest
 
-from viz.attention import attention_grid, attention_heatmap, causal_mask, mean_over_heads
+from viz.attention import MASKED_COLOR, attention_grid, attention_heatmap, causal_mask, mean_over_heads
 from viz.tables import attention_csv, attention_frame
 
 
@@ -85,15 +85,42 @@ def test_shape_mismatch_is_an_error():
         attention_heatmap(random_attention(3, 3), ["a", "b"], ["a", "b", "c"], "q", "k")
 
 
-def test_grid_has_one_heatmap_per_layer_and_head_and_frames_the_selected_one():
+def test_grid_shows_every_layer_and_head_as_a_titled_tile_and_frames_the_selected_one():
     attention = np.stack([np.stack([random_attention(4, 5, seed=10 * layer + head) for head in range(3)])
                           for layer in range(2)])
     fig = attention_grid(attention, highlight=(1, 2))
-    assert len(fig.data) == 6
-    np.testing.assert_allclose(np.array(fig.data[5].z, dtype=float), attention[1, 2])
-    titles = [a.text for a in fig.layout.annotations]
-    assert titles[:3] == ["L1 H1", "L1 H2", "L1 H3"] and titles[5] == "L2 H3"
-    assert len(fig.layout.shapes) == 1 and fig.layout.shapes[0].xref == "x6 domain"
+    assert len(fig.data) == 1  # one trace for all six heads, not a subplot each
+    tiles = np.array(fig.data[0].z, dtype=float)
+    index = np.array(fig.data[0].customdata)
+    titles = {a.text: (a.x, a.y) for a in fig.layout.annotations}
+    assert list(titles)[:3] == ["L1 H1", "L1 H2", "L1 H3"] and len(titles) == 6
+    for layer in range(2):
+        for head in range(3):
+            # The tile under each title holds that head's weights, and the hover names that layer and head.
+            rows, cols = np.nonzero((index[..., 0] == layer + 1) & (index[..., 1] == head + 1))
+            tile = tiles[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
+            np.testing.assert_allclose(tile, attention[layer, head], rtol=1e-6)
+            x, y = titles[f"L{layer + 1} H{head + 1}"]
+            assert cols.min() <= x <= cols.max() and y < rows.min()
+            assert (index[rows, cols, 2] == rows - rows.min()).all() and (index[rows, cols, 3] == cols - cols.min()).all()
+    # Gaps between tiles are empty, not zero weights.
+    assert np.isnan(tiles).sum() == tiles.size - attention.size
+    frame = fig.layout.shapes[0]
+    rows, cols = np.nonzero((index[..., 0] == 2) & (index[..., 1] == 3))
+    assert frame.x0 < cols.min() and frame.x1 > cols.max() and frame.y0 < titles["L2 H3"][1] and frame.y1 > rows.max()
+    assert frame.y0 > 3.5  # below the tile above it, whose last row is row 3
+
+
+def test_grid_of_decoder_maps_greys_masked_cells():
+    n = 4
+    mask = causal_mask(n)
+    attention = np.stack([np.stack([np.tril(random_attention(n, n, seed=head)) for head in range(2)])])
+    fig = attention_grid(attention, masked=mask)
+    weights, grey = (np.array(trace.z, dtype=float) for trace in fig.data)
+    first = weights[:n, :n]
+    assert np.isnan(first[mask]).all() and not np.isnan(first[~mask]).any()
+    assert (grey[:n, :n][mask] == 1).all() and np.isnan(grey[:n, :n][~mask]).all()
+    assert fig.data[1].colorscale[0][1] == MASKED_COLOR
 
 
 def test_mean_over_heads_keeps_rows_summing_to_one():
