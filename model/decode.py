@@ -2,8 +2,10 @@
 
 ``translate`` returns one ``Translation``: the output, per-step probabilities and alternatives, and the three
 attention tensors (plus per-head Q, K, V) *recorded during the decoding run that produced the output*. Each
-decoding step runs the decoder over the whole prefix; because of the causal mask, the pass that emits the last
-token holds every earlier row unchanged, so its attention is exactly what produced each token.
+decoding step feeds the decoder one new position and reuses the keys and values of the earlier ones (a
+DecoderCache); the step's attention rows are kept, and a hypothesis' maps are its steps' rows stacked: row t is
+exactly what produced piece t. (``incremental=False`` re-runs the decoder over the whole prefix at every step
+instead, as the model was trained; a test checks both give the same maps.)
 
 ``greedy_batch`` is the plain, batched greedy decoder used for evaluation and validation.
 """
@@ -17,7 +19,7 @@ import numpy as np
 import torch
 
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, visible
-from .transformer import AttentionOptions, Transformer
+from .transformer import AttentionOptions, DecoderCache, Transformer
 
 TOP_K_ALTERNATIVES = 5
 
@@ -60,9 +62,12 @@ def greedy_batch(
     limits = torch.tensor([max_len or max_output_length(model, len(s)) for s in sources])
     ys = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
     finished = torch.zeros(len(sources), dtype=torch.bool)
+    cache = DecoderCache([], [])
     for step in range(int(limits.max())):
-        logits = model.decode(ys, encoded, self_opts, cross_opts).logits[:, -1]
-        next_token = logits.argmax(-1).masked_fill(finished, PAD_ID)
+        # A finished row goes on being fed padding; what it computes is never read.
+        decoded = model.decode(ys[:, -1:], encoded, self_opts, cross_opts, cache)
+        cache = decoded.cache
+        next_token = decoded.logits[:, -1].argmax(-1).masked_fill(finished, PAD_ID)
         ys = torch.cat([ys, next_token[:, None]], dim=1)
         finished |= (next_token == EOS_ID) | (limits <= step + 1)
         if finished.all():
@@ -80,11 +85,51 @@ class Hypothesis:
     token_log_probs: list[float]
     alternatives: list[list[tuple[int, float]]]  # per step: top-k (id, probability)
     finished: bool = False
-    record: dict | None = None  # attention/QKV of the pass that produced the last token, for this hypothesis
+    record: dict | None = None  # attention/QKV of the passes that produced this hypothesis' pieces
+    steps: list = field(default_factory=list)  # incremental decoding: (_StepRows, this hypothesis' row) per step
 
     def score(self, length_penalty: float) -> float:
         # GNMT length penalty (Wu et al., 2016): lp = ((5 + |Y|) / 6) ^ alpha; alpha = 0 is the raw log-probability.
         return self.log_prob / (((5 + len(self.tokens)) / 6) ** length_penalty)
+
+
+@dataclass
+class _StepRows:
+    """The attention rows and queries one incremental decoder step computed, for every live hypothesis
+    (batched): (beams, layers, heads, 1, keys) and (beams, layers, heads, 1, d_k)."""
+
+    self_attention: torch.Tensor
+    cross_attention: torch.Tensor
+    self_q: torch.Tensor | None
+    cross_q: torch.Tensor | None
+
+    @classmethod
+    def of(cls, decoded) -> "_StepRows":
+        qkv = decoded.self_qkv is not None
+        return cls(decoded.self_attention, decoded.cross_attention, decoded.self_qkv["q"] if qkv else None,
+                   decoded.cross_qkv["q"] if qkv else None)
+
+
+def _assemble_record(steps: list[tuple[_StepRows, int]], cache: DecoderCache, index: int) -> dict:
+    """One hypothesis' attention and QKV, stacked from the rows of its steps: row t of the decoder
+    self-attention is the step-t row (t + 1 keys), zero beyond it, as the causal mask makes it in a full pass.
+    Keys and values come from the cache after the last step (row `index`)."""
+    first = steps[0][0].self_attention
+    n_layers, n_heads, n = first.size(1), first.size(2), len(steps)
+    self_attention = first.new_zeros(n_layers, n_heads, n, n)
+    for t, (rows, row) in enumerate(steps):
+        self_attention[:, :, t, : t + 1] = rows.self_attention[row, :, :, 0]
+    rec = {
+        "decoder_self": self_attention,
+        "cross": torch.cat([rows.cross_attention[row] for rows, row in steps], dim=2),
+    }
+    if steps[0][0].self_q is not None:
+        stack = lambda pairs, i: torch.stack([kv[i][index] for kv in pairs])  # noqa: E731  (layers, heads, n, d_k)
+        rec["decoder_self_qkv"] = {"q": torch.cat([rows.self_q[row] for rows, row in steps], dim=2),
+                                   "k": stack(cache.self_kv, 0), "v": stack(cache.self_kv, 1)}
+        rec["cross_qkv"] = {"q": torch.cat([rows.cross_q[row] for rows, row in steps], dim=2),
+                            "k": stack(cache.cross_kv, 0), "v": stack(cache.cross_kv, 1)}
+    return rec
 
 
 def _slice_record(decoded, index: int) -> dict:
@@ -110,11 +155,13 @@ def beam_search(
     need_qkv: bool = False,
     head_mask: dict[str, torch.Tensor] | None = None,
     encoded=None,
+    incremental: bool = True,
 ) -> list[Hypothesis]:
     """Beam search for one source sentence. With beam_size=1 this is exactly greedy decoding.
 
     Returns the finished hypotheses, best first. With record=True each carries the attention of the decoder
-    pass that produced its last token (which, by the causal mask, holds every earlier step's rows too).
+    passes that produced it. incremental=False runs the decoder over the whole prefix at every step (no cache):
+    slower, the same result; the pass that produced the last piece then holds every earlier step's rows.
     """
     head_mask = head_mask or {}
     if encoded is None:
@@ -125,18 +172,30 @@ def beam_search(
 
     alive = [Hypothesis([], 0.0, [], [])]
     finished: list[Hypothesis] = []
+    cache = DecoderCache([], []) if incremental else None
+
+    def keep_record(child: Hypothesis, decoded, row: int) -> None:
+        if record:
+            child.record = _assemble_record(child.steps, decoded.cache, row) if incremental else \
+                _slice_record(decoded, row)
+            child.steps = []
+
     for _ in range(limit):
         n = len(alive)
-        ys = torch.tensor([[BOS_ID] + h.tokens for h in alive])
+        if incremental:
+            ys = torch.tensor([[h.tokens[-1] if h.tokens else BOS_ID] for h in alive])
+        else:
+            ys = torch.tensor([[BOS_ID] + h.tokens for h in alive])
         memory = type(encoded)(encoded.memory.expand(n, -1, -1), encoded.src_mask.expand(n, -1, -1, -1))
-        decoded = model.decode(ys, memory, self_opts, cross_opts)
+        decoded = model.decode(ys, memory, self_opts, cross_opts, cache)
+        step_rows = _StepRows.of(decoded) if record and incremental else None
         log_probs = decoded.logits[:, -1].float().log_softmax(-1)  # (beams, vocab)
         top_p, top_i = log_probs.exp().topk(TOP_K_ALTERNATIVES, dim=-1)
 
         totals = torch.tensor([h.log_prob for h in alive])[:, None] + log_probs
         cand_scores, cand_flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
         vocab = log_probs.size(1)
-        next_alive = []
+        next_alive, parents = [], []
         for rank, (total, flat) in enumerate(zip(cand_scores.tolist(), cand_flat.tolist())):
             beam, token = divmod(flat, vocab)
             parent = alive[beam]
@@ -147,23 +206,30 @@ def beam_search(
                 total,
                 parent.token_log_probs + [log_probs[beam, token].item()],
                 parent.alternatives + [list(zip(top_i[beam].tolist(), top_p[beam].tolist()))],
+                steps=parent.steps + [(step_rows, beam)] if step_rows is not None else [],
             )
             if token == EOS_ID:
                 child.finished = True
-                if record:
-                    child.record = _slice_record(decoded, beam)
+                keep_record(child, decoded, beam)
                 finished.append(child)
             elif len(next_alive) < beam_size:
-                if record:
-                    child.record = _slice_record(decoded, beam)
                 next_alive.append(child)
+                parents.append(beam)
             if len(next_alive) == beam_size:
                 break
         if len(finished) >= beam_size or not next_alive:
             break
         alive = next_alive
+        if incremental:
+            cache = decoded.cache.select(torch.tensor(parents))
+        elif record:
+            for child, beam in zip(alive, parents):
+                keep_record(child, decoded, beam)
     else:
-        finished.extend(alive)  # ran out of length: keep what we have, marked unfinished
+        # Ran out of length: keep what we have, marked unfinished.
+        for child, beam in zip(alive, parents):
+            keep_record(child, decoded, beam)
+        finished.extend(alive)
     if not finished:
         finished = alive
     return sorted(finished, key=lambda h: h.score(length_penalty), reverse=True)

@@ -4,6 +4,11 @@ Section numbers in comments refer to the paper. Every attention layer can hand b
 (and, on request, its per-head queries, keys and values) as *return values*: the model object is shared by
 every browser session of the app, so nothing about a particular input is ever stored on a module.
 
+Decoding one piece at a time can reuse the keys and values of earlier positions (a ``DecoderCache``; not in the
+paper, but what every production decoder does): by the causal mask, earlier positions never change, so their
+keys and values are computed once instead of at every step. A test checks the weights it returns equal a
+full recomputation's.
+
 Two attention paths compute the same function:
 - the explicit path (``need_weights=True``) writes out softmax(QK^T / sqrt(d_k)) V so the weights can be returned;
 - the fast path calls ``torch.nn.functional.scaled_dot_product_attention`` and is used for training.
@@ -95,11 +100,12 @@ class PositionalEncoding(nn.Module):
         # A buffer, not a parameter: the paper's encoding is fixed. Not saved: it is recomputed from the formula.
         self.register_buffer("table", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        length = x.size(1)
-        if length > self.table.size(0):
-            raise ValueError(f"sequence of {length} positions is longer than the model's limit of {self.table.size(0)}")
-        return self.dropout(x + self.table[:length])
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """offset: the position of x's first element (incremental decoding feeds one position at a time)."""
+        end = offset + x.size(1)
+        if end > self.table.size(0):
+            raise ValueError(f"sequence of {end} positions is longer than the model's limit of {self.table.size(0)}")
+        return self.dropout(x + self.table[offset:end])
 
 
 class Embeddings(nn.Module):
@@ -123,6 +129,7 @@ class AttentionOutput:
     output: torch.Tensor  # (batch, queries, d_model)
     weights: torch.Tensor | None = None  # (batch, heads, queries, keys), post-softmax
     qkv: dict[str, torch.Tensor] | None = None  # "q": (batch, heads, queries, d_k); "k", "v": (batch, heads, keys, d_k)
+    kv: tuple[torch.Tensor, torch.Tensor] | None = None  # all keys and values used, for a DecoderCache
 
 
 class MultiHeadAttention(nn.Module):
@@ -152,10 +159,17 @@ class MultiHeadAttention(nn.Module):
         need_qkv: bool = False,
         head_mask: torch.Tensor | None = None,  # (heads,) 1 keeps a head's output, 0 switches it off (ablation)
         scale: bool = True,  # False drops the 1/sqrt(d_k): only for teaching what the scaling is for
+        past_kv: tuple[torch.Tensor, torch.Tensor] | None = None,  # self-attention: keys, values of earlier positions
+        fixed_kv: tuple[torch.Tensor, torch.Tensor] | None = None,  # cross-attention: the memory's, projected already
     ) -> AttentionOutput:
         q = self.split_heads(self.w_q(query))
-        k = self.split_heads(self.w_k(key_value))
-        v = self.split_heads(self.w_v(key_value))
+        if fixed_kv is not None:
+            k, v = fixed_kv
+        else:
+            k = self.split_heads(self.w_k(key_value))
+            v = self.split_heads(self.w_v(key_value))
+            if past_kv is not None:
+                k, v = torch.cat([past_kv[0], k], dim=2), torch.cat([past_kv[1], v], dim=2)
         dropout_p = self.dropout if self.training else 0.0
 
         weights = None
@@ -177,7 +191,7 @@ class MultiHeadAttention(nn.Module):
         batch, _, n_queries, _ = heads.shape
         concat = heads.transpose(1, 2).reshape(batch, n_queries, self.n_heads * self.d_k)
         qkv = {"q": q, "k": k, "v": v} if need_qkv else None
-        return AttentionOutput(self.w_o(concat), weights if need_weights else None, qkv)
+        return AttentionOutput(self.w_o(concat), weights if need_weights else None, qkv, (k, v))
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -258,12 +272,15 @@ class DecoderLayer(nn.Module):
         self.sublayer_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
         self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
-    def forward(self, y, memory, tgt_mask, src_mask, self_kwargs: dict, cross_kwargs: dict):
+    def forward(self, y, memory, tgt_mask, src_mask, self_kwargs: dict, cross_kwargs: dict,
+                past_kv: tuple | None = None, memory_kv: tuple | None = None):
+        """past_kv, memory_kv: this layer's entries of a DecoderCache (incremental decoding), else None."""
         h = self.sublayer_self.input(y)
-        self_attn = self.self_attention(h, h, tgt_mask, **self_kwargs)
+        self_attn = self.self_attention(h, h, tgt_mask, past_kv=past_kv, **self_kwargs)
         y = self.sublayer_self(y, self_attn.output)
         # Queries come from the decoder, keys and values from the encoder output ("memory").
-        cross_attn = self.cross_attention(self.sublayer_cross.input(y), memory, src_mask, **cross_kwargs)
+        cross_attn = self.cross_attention(self.sublayer_cross.input(y), memory, src_mask, fixed_kv=memory_kv,
+                                          **cross_kwargs)
         y = self.sublayer_cross(y, cross_attn.output)
         y = self.sublayer_ffn(y, self.feed_forward(self.sublayer_ffn.input(y)))
         return y, self_attn, cross_attn
@@ -278,12 +295,32 @@ class EncoderOutput:
 
 
 @dataclass
+class DecoderCache:
+    """Incremental decoding: every decoder layer's self-attention keys and values for the positions decoded so
+    far, and its cross-attention keys and values of the encoder output (the same at every step, so projected
+    once). Each tensor is (batch, heads, positions, d_k). Never changed in place: decode returns a new one."""
+
+    self_kv: list[tuple[torch.Tensor, torch.Tensor]]
+    cross_kv: list[tuple[torch.Tensor, torch.Tensor]]
+
+    @property
+    def length(self) -> int:
+        return self.self_kv[0][0].size(2) if self.self_kv else 0
+
+    def select(self, rows: torch.Tensor) -> "DecoderCache":
+        """The cache of these batch rows, in this order (the surviving hypotheses of a beam)."""
+        pick = lambda kv: (kv[0].index_select(0, rows), kv[1].index_select(0, rows))  # noqa: E731
+        return DecoderCache([pick(kv) for kv in self.self_kv], [pick(kv) for kv in self.cross_kv])
+
+
+@dataclass
 class DecoderOutput:
     logits: torch.Tensor  # (batch, tgt, tgt_vocab)
     self_attention: torch.Tensor | None = None  # (batch, layers, heads, tgt, tgt)
     cross_attention: torch.Tensor | None = None  # (batch, layers, heads, tgt, src)
     self_qkv: dict[str, torch.Tensor] | None = None  # each (batch, layers, heads, n, d_k)
     cross_qkv: dict[str, torch.Tensor] | None = None  # q: (batch, layers, heads, tgt, d_k); k, v: (..., src, d_k)
+    cache: DecoderCache | None = None  # keys and values up to this pass's last position, to decode the next one
 
 
 def _stack(per_layer: list[AttentionOutput]) -> tuple[torch.Tensor | None, dict | None]:
@@ -339,23 +376,38 @@ class Transformer(nn.Module):
         encoded: EncoderOutput,
         self_options: AttentionOptions | None = None,
         cross_options: AttentionOptions | None = None,
+        cache: DecoderCache | None = None,
     ) -> DecoderOutput:
-        """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1."""
+        """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1.
+
+        With a cache (DecoderCache([], []) to start), tgt_in holds only the positions after the cached ones
+        (usually one), and the returned attention and queries cover those rows; keys and values cover every
+        position. The cached prefix must hold no padding."""
         self_options = self_options or AttentionOptions()
         cross_options = cross_options or AttentionOptions()
-        # Decoder self-attention uses both masks: no future positions, no padding.
-        tgt_mask = subsequent_mask(tgt_in.size(1), tgt_in.device) & padding_mask(tgt_in, self.cfg.pad_id)
-        y = self.positional(self.tgt_embed(tgt_in))
+        offset, n = (cache.length if cache else 0), tgt_in.size(1)
+        if cache is None:
+            # Decoder self-attention uses both masks: no future positions, no padding.
+            tgt_mask = subsequent_mask(n, tgt_in.device) & padding_mask(tgt_in, self.cfg.pad_id)
+        else:
+            # New rows of the causal mask; one new position may see all earlier ones and itself: no mask at all.
+            tgt_mask = subsequent_mask(offset + n, tgt_in.device)[:, :, offset:] if n > 1 else None
+        y = self.positional(self.tgt_embed(tgt_in), offset)
         self_layers, cross_layers = [], []
         for i, layer in enumerate(self.decoder_layers):
+            past_kv = cache.self_kv[i] if cache and cache.self_kv else None
+            memory_kv = cache.cross_kv[i] if cache and cache.cross_kv else None
             y, self_attn, cross_attn = layer(
-                y, encoded.memory, tgt_mask, encoded.src_mask, self_options.for_layer(i), cross_options.for_layer(i)
+                y, encoded.memory, tgt_mask, encoded.src_mask, self_options.for_layer(i), cross_options.for_layer(i),
+                past_kv, memory_kv,
             )
             self_layers.append(self_attn)
             cross_layers.append(cross_attn)
         self_weights, self_qkv = _stack(self_layers)
         cross_weights, cross_qkv = _stack(cross_layers)
-        return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv)
+        new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers])
+        return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv,
+                             new_cache)
 
     def forward(
         self,
