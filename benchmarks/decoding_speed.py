@@ -1,6 +1,6 @@
 """Our decoder against Hugging Face Marian, and the cost of capturing attention, at growing sentence lengths.
 
-    pip install -r benchmarks/requirements.txt
+    pip install -r requirements-dev.txt   # with benchmarks/requirements.txt (transformers)
     python benchmarks/decoding_speed.py --lengths 5 10 20 40 80 --repeats 5 --json benchmarks/results/decoding.json
 
 Both models are built with the same dimensions (6+6 layers, d_model 256, 8 heads, d_ff 1024, vocabularies of
