@@ -1,10 +1,10 @@
 """Peak memory of one app server while browser sessions open many different long sentences with beam 8.
 
-    python benchmarks/server_memory.py --sentences 50 --beam 8
+    python benchmarks/server_memory.py --sentences 50 --beam 8 --checkpoints en-zh en-de
 
 Starts `streamlit run app.py`, opens each sentence as a shared link (?s=...&beam=8) in a new page of headless
-Chromium, waits for its maps, and reads the server's peak resident memory (VmHWM) from /proc. Prints one JSON
-line. Linux only (reads /proc).
+Chromium (alternating between the checkpoints, so both are loaded), waits for its maps, and reads the server's
+peak resident memory (VmHWM) from /proc. Prints one JSON line. Linux only (reads /proc).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main() -> None:
     p.add_argument("--sentences", type=int, default=50)
     p.add_argument("--beam", type=int, default=8)
     p.add_argument("--words", type=int, default=40, help="words per sentence")
-    p.add_argument("--checkpoint", default="en-zh")
+    p.add_argument("--checkpoints", nargs="+", default=["en-zh", "en-de"])
     args = p.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -60,15 +60,16 @@ def main() -> None:
         page.goto(url)
         wait_until_idle(page)
         before = server_memory_mib(server.pid)
-        for sentence in sentences:
-            query = urllib.parse.urlencode({"s": sentence, "beam": args.beam, "ckpt": args.checkpoint})
+        for i, sentence in enumerate(sentences):
+            checkpoint = args.checkpoints[i % len(args.checkpoints)]
+            query = urllib.parse.urlencode({"s": sentence, "beam": args.beam, "ckpt": checkpoint})
             page.goto(f"{url}/?{query}")
             page.wait_for_selector(".js-plotly-plot", timeout=300_000)
             wait_until_idle(page, timeout=300_000)
         after = server_memory_mib(server.pid)
         browser.close()
     print(json.dumps({
-        "sentences": args.sentences, "beam": args.beam, "words": args.words,
+        "sentences": args.sentences, "beam": args.beam, "words": args.words, "checkpoints": args.checkpoints,
         "rss_after_first_page_mib": round(before[0]), "rss_end_mib": round(after[0]), "peak_rss_mib": round(after[1]),
         "seconds": round(time.time() - start, 1),
     }))
