@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model import decode, probe
+from model import decode, export, probe
 from model.checkpoint import (
     CheckpointError,
     LoadedModel,
@@ -347,12 +347,24 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
     attention = tr.attention(kind)
     if head == "mean":
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
-    st.download_button(
+    # Files are made only when a button is clicked (a callable), not on every run; a click does not rerun.
+    csv_button, npz_button = st.columns(2)
+    csv_button.download_button(
         t("download_csv", lang),
-        attention_csv(weights, queries, keys, axis_names(kind, lang)[0]),
+        lambda: attention_csv(weights, queries, keys, axis_names(kind, lang)[0]),
         file_name=f"{kind}-layer{layer}-head{head}{'-words' if word_level else ''}.csv",
         mime="text/csv",
         key=f"csv-{kind}",
+        on_click="ignore",
+    )
+    npz_button.download_button(
+        t("download_npz", lang),
+        lambda: export.to_bytes(tr, ".npz"),
+        file_name="translation.npz",
+        mime="application/octet-stream",
+        key=f"npz-{kind}",
+        on_click="ignore",
+        help=t("download_npz_help", lang),
     )
     grid = attention_viz.attention_grid(
         attention,

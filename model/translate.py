@@ -2,6 +2,10 @@
 
     python -m model.translate --checkpoint checkpoints/en-zh "Tom is reading a book."
     python -m model.translate --checkpoint checkpoints/en-zh --input in.txt --output out.txt --beam 4
+    python -m model.translate --checkpoint checkpoints/en-zh "Tom is reading a book." --attention-out tom.npz
+
+--attention-out writes one sentence's translation with every attention map, Q/K/V and probability to a .npz or
+.json file (model.export.load reads it back; model.export.to_bertviz turns it into BertViz's input).
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import export
 from .cli import check_output, open_checkpoint, positive_int, read_lines
+from .decode import translate
 from .evaluate import translate_corpus
 
 
@@ -23,6 +29,7 @@ def main(argv=None):
     p.add_argument("--beam", type=positive_int, default=1, help="beam size; 1 = greedy")
     p.add_argument("--length-penalty", type=float, default=0.6)
     p.add_argument("--batch-size", type=positive_int, default=64)
+    p.add_argument("--attention-out", type=Path, help="one sentence: also write its attention to this .npz / .json")
     args = p.parse_args(argv)
 
     # Every check before any work: a bad output path found after translating a whole file wastes the run.
@@ -32,7 +39,17 @@ def main(argv=None):
     if not any(s.strip() for s in sentences):
         p.error("give sentences as arguments or --input FILE")
     check_output(args.output)
+    if args.attention_out:
+        if args.input or len(sentences) != 1:
+            p.error("--attention-out takes exactly one sentence (as an argument, not --input)")
+        if args.attention_out.suffix.lower() not in (".npz", ".json"):
+            p.error(f"--attention-out must end in .npz or .json, not {args.attention_out.name!r}")
+        check_output(args.attention_out)
     loaded = open_checkpoint(args.checkpoint)
+    if args.attention_out:
+        result = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences[0],
+                           beam_size=args.beam, length_penalty=args.length_penalty)
+        export.save(result, args.attention_out)
     # Blank lines stay blank so output lines match input lines.
     todo = [i for i, s in enumerate(sentences) if s.strip()]
     outputs = [""] * len(sentences)

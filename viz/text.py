@@ -70,6 +70,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "grid_help": "Each thumbnail is one head, with the same axes as the large map. The red frame marks the "
         "head shown above. Pick another with the Layer and Head selectors in the sidebar.",
         "download_csv": "Download this attention as CSV",
+        "download_npz": "Download the whole translation (.npz)",
+        "download_npz_help": "Every attention map, Q/K/V, the pieces and their probabilities, for a notebook: "
+                             "`model.export.load(\"translation.npz\")` reads it back, and "
+                             "`model.export.to_bertviz(...)` turns it into the input of BertViz's head_view / "
+                             "model_view.",
         "explain_encoder": "Every source piece builds its new representation as a weighted average of all source "
         "pieces (values V), with weights from how well its query Q matches each key K. Row i shows where piece i "
         "looks; every row sums to 1. Nothing is hidden from the encoder: it sees the whole sentence at once. "
@@ -251,6 +256,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "grid_help": "每个小图是一个头，坐标轴与上面的大图相同。红框标出上方正在显示的头。"
         "在侧边栏的“层”和“头”选择器中可以换成别的头。",
         "download_csv": "下载当前注意力矩阵（CSV）",
+        "download_npz": "下载整个翻译结果（.npz）",
+        "download_npz_help": "包含所有注意力矩阵、Q/K/V、子词及其概率，可在笔记本中使用："
+                             "`model.export.load(\"translation.npz\")` 读回，"
+                             "`model.export.to_bertviz(...)` 转成 `BertViz` 的 `head_view` / `model_view` 所需的输入。",
         "explain_encoder": "每个源语言子词的新表示，是所有源语言子词的值向量 V 的加权平均；权重取决于它的查询 Q "
         "与每个键 K 的匹配程度。第 i 行表示第 i 个子词在看哪里，每一行的和都是 1。编码器能同时看到整句话，"
         "不遮挡任何位置；只有填充位置才会被遮挡，而单个句子没有填充。",

@@ -80,3 +80,24 @@ def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_serve
     assert page.locator(SLIDER).first.input_value() == "2"
     assert_no_exception(page)
     page.close()
+
+
+def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browser, tmp_path):
+    from model import export
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{streamlit_server}/?s=I+like+green+tea.", wait_until="domcontentloaded")
+    button = page.get_by_role("button", name="Download the whole translation (.npz)")
+    button.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    path = tmp_path / "translation.npz"
+    download.value.save_as(path)
+    translation = export.load(path)
+    assert translation.source_text == "I like green tea."
+    shown = page.locator("[data-testid='stMain'] [data-testid='stMarkdownContainer'] h3").first.inner_text().strip()
+    assert translation.target_text.strip() == shown.replace("\\", "")
+    assert translation.cross_attention.shape[-1] == len(translation.source_pieces)
+    assert_no_exception(page)
+    page.close()
