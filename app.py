@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model import decode, export, probe
+from model import decode, export, head_search, probe
 from model.checkpoint import (
     CheckpointError,
     LoadedModel,
@@ -49,9 +49,11 @@ PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
 VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
-                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "ablate", "decode_step")
+                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "ablate", "decode_step",
+                "search_kind", "search_query", "search_key", "search_by")
 TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
-            "tab_ablation", "tab_decoding")
+            "tab_search", "tab_ablation", "tab_decoding")
+SEARCH_TOP = 8  # best heads drawn by the head search
 MAX_BEAM = 8
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
@@ -241,6 +243,11 @@ def view_tabs(lang: str) -> dict:
 
 def inspect_head(layer: int, head: int) -> None:
     st.session_state.update(layer=layer, head=str(head))
+
+
+def open_head(layer: int, head: int, tab: str) -> None:
+    """Show this head in the main map of its attention kind."""
+    st.session_state.update(layer=layer, head=str(head), tab=tab)
 
 
 # ---------------------------------------------------------------------------------------------- small helpers
@@ -545,6 +552,45 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
         st.dataframe(ranking.head(20), hide_index=True, width="stretch")
 
 
+def show_head_search(tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str]) -> None:
+    st.caption(t("explain_search", lang))
+    kind = kind_selector(lang, "search_kind")
+    queries, keys = tr.axis_pieces(kind)
+    attention = tr.attention(kind)
+    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
+    src_lang, tgt_lang = languages
+    maps, queries, keys, masked = head_search.maps_at_level(
+        attention, queries, keys, masked, word_level, src_lang if kind == "encoder_self" else tgt_lang,
+        tgt_lang if kind == "decoder_self" else src_lang)
+    query_axis, key_axis = axis_names(kind, lang)
+    left, middle, right = st.columns([2, 2, 1])
+    query = widgets.selectbox(left, query_axis, list(range(len(queries))), key="search_query",
+                              format_func=lambda i: f"{i}: {queries[i]}")
+    visible = head_search.visible_keys(masked, query, len(keys))
+    key = widgets.selectbox(middle, key_axis, visible, key="search_key", format_func=lambda i: f"{i}: {keys[i]}",
+                            default=visible[-1] if kind == "decoder_self" else visible[0])
+    by = widgets.radio(right, t("search_by", lang), list(head_search.SCORES), key="search_by",
+                       format_func=lambda b: t(f"search_{b}", lang))
+    ranked = head_search.rank_heads(maps, query, key, masked, by)
+    best = ranked[:SEARCH_TOP]
+    pair = t("search_pair", lang, from_piece=queries[query], to_piece=keys[key])
+    heads = np.array([[(h.layer, h.head) for h in best]])
+    notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" for h in best]]
+    chart(attention_viz.attention_grid(
+        maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang)),
+        masked=masked, heads=heads, notes=notes, mark=(query, key), layer_label=t("layer", lang),
+        head_label=t("head", lang), query_label=t("query", lang), key_label=t("key", lang)), key="search-top")
+    columns = st.columns(4)
+    for i, h in enumerate(best):
+        columns[i % 4].button(t("search_open", lang, layer=h.layer, head=h.head), key=f"search-open-{i}",
+                              on_click=open_head, args=(h.layer, h.head, KIND_TAB[kind]))
+    scores = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))])
+    chart(statistic_grid(scores.reshape(maps.shape[:2]), t("search_grid_title", lang, score=t(f"search_{by}", lang),
+                                                             pair=pair),
+                         layer_label=t("layer", lang), head_label=t("head", lang)), key="search-grid")
+    st.caption(t("search_lift_note", lang))
+
+
 def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
                   word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("ablation_hint", lang))
@@ -713,6 +759,7 @@ def main() -> None:
         "tab_softmax": lambda: show_scaling(tr, layer, head, lang),
         "tab_steps": lambda: show_steps(tr, layer, head, lang),
         "tab_heads": lambda: show_head_statistics(tr, checkpoint, lang),
+        "tab_search": lambda: show_head_search(tr, lang, word_level, languages),
         "tab_ablation": lambda: show_ablation(model_output, checkpoint, beam, layer, head, lang, word_level, languages),
         "tab_decoding": lambda: show_decoding_steps(tr, layer, head, lang),
     }

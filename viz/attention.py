@@ -155,22 +155,30 @@ def attention_grid(
     highlight: tuple[int, int] | None = None,
     query_label: str = "query",
     key_label: str = "key",
+    heads: np.ndarray | None = None,
+    notes: list[list[str]] | None = None,
+    mark: tuple[int, int] | None = None,
 ) -> go.Figure:
-    """(layers, heads, queries, keys) -> a layers x heads grid of small heatmaps, one per head.
+    """(rows, columns, queries, keys) -> a grid of small heatmaps, one per head: by default every layer (rows)
+    and head (columns).
 
     All heads are tiles of one heatmap trace (and masked cells one grey trace), not a subplot each: 48 subplots
     cost the server most of a rerun and the browser 48 plots to lay out. Layers and heads are numbered from 1
-    in the tiles' titles, as in the selectors. highlight=(layer, head), 0-based, outlines the head shown in
-    detail."""
+    in the tiles' titles, as in the selectors. highlight=(row, column), 0-based, outlines the head shown in
+    detail. heads: (rows, columns, 2) the (layer, head), from 1, that each tile shows, when the tiles are a
+    selection (the head search's best heads); notes: text after each tile's title; mark=(query, key) outlines
+    that cell in every tile."""
     attention = np.asarray(attention, dtype=np.float32)
     n_layers, n_heads, n_q, n_k = attention.shape
+    if heads is None:
+        heads = np.stack(np.meshgrid(np.arange(1, n_layers + 1), np.arange(1, n_heads + 1), indexing="ij"), -1)
     shown = np.where(masked, np.float32(np.nan), attention) if masked is not None else attention
     tiles, (row_step, col_step) = tile_heads(shown)
     # Each cell's (layer, head, query, key) for the hover: layer and head from 1 as in the selectors, positions
     # from 0 as on the big map.
-    numbers = np.meshgrid(np.arange(1, n_layers + 1), np.arange(1, n_heads + 1), np.arange(n_q), np.arange(n_k),
-                          indexing="ij")
-    small = np.uint8 if max(n_layers, n_heads, n_q, n_k) < 256 else np.int32  # a quarter of the bytes to send
+    numbers = np.broadcast_arrays(heads[:, :, None, None, 0], heads[:, :, None, None, 1],
+                                  np.arange(n_q)[None, None, :, None], np.arange(n_k)[None, None, None, :])
+    small = np.uint8 if max(heads.max(), n_q, n_k) < 256 else np.int32  # a quarter of the bytes to send
     index, _ = tile_heads(np.stack(numbers, axis=-1).astype(small), fill=0)
     hover = (
         f"{layer_label} %{{customdata[0]}}, {head_label} %{{customdata[1]}}<br>"
@@ -187,12 +195,19 @@ def attention_grid(
                        hoverongaps=False, name="masked")
         )
     titles = [
-        dict(text=f"L{layer + 1} H{head + 1}", x=head * col_step + (n_k - 1) / 2, y=layer * row_step - 0.5,
+        dict(text=f"L{heads[row, col, 0]} H{heads[row, col, 1]}" + (f" · {notes[row][col]}" if notes else ""),
+             x=col * col_step + (n_k - 1) / 2, y=row * row_step - 0.5,
              xref="x", yref="y", yanchor="bottom", showarrow=False, font=dict(size=10))
-        for layer in range(n_layers)
-        for head in range(n_heads)
+        for row in range(n_layers)
+        for col in range(n_heads)
     ]
     shapes = []
+    if mark is not None:
+        q, k = mark
+        shapes += [dict(type="rect", xref="x", yref="y", line=dict(color="#ff7f0e", width=2),
+                        x0=col * col_step + k - 0.5, x1=col * col_step + k + 0.5,
+                        y0=row * row_step + q - 0.5, y1=row * row_step + q + 0.5)
+                   for row in range(n_layers) for col in range(n_heads)]
     if highlight is not None:
         layer, head = highlight
         # A frame around the thumbnail and its title, inside the gaps around them.

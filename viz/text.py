@@ -141,6 +141,23 @@ STRINGS: dict[str, dict[str, str]] = {
         "pieces, its row as a query the mean over its pieces (rows still sum to 1).",
         "hypothesis": "Beam hypothesis",
         "tab_heads": "Head statistics",
+        "tab_search": "Head search",
+        "explain_search": "Which heads link two pieces? Pick a query and a key of this sentence: every layer and "
+                          "head of the chosen attention is ranked by what it does from the one to the other, and "
+                          "the best are drawn below with that cell outlined (numbers from the maps the model "
+                          "computed; with “Word level” on, between words).",
+        "search_by": "Rank by",
+        "search_weight": "weight",
+        "search_lift": "lift",
+        "search_pair": "{from_piece} → {to_piece}",
+        "search_top_title": "The {n} best heads by {score} for {pair}",
+        "search_open": "Open L{layer} H{head}",
+        "search_grid_title": "{score} of every head for {pair}",
+        "search_lift_note": "Weight: the attention weight from the query to the key. Lift: that weight divided "
+                            "by the head's mean weight on the same key over every query that can see it — a head "
+                            "that sends every query to this key (often </s> or the full stop) gets a lift near 1, "
+                            "a head that links this query to it stands out. (Dividing by the head's mean weight "
+                            "from the query would change nothing: every row sums to 1.)",
         "tab_ablation": "Head ablation",
         "tab_decoding": "Decoding steps",
         "statistic": "Statistic",
@@ -318,6 +335,20 @@ STRINGS: dict[str, dict[str, str]] = {
         "word_level_help": "把 SentencePiece 子词合并成词：作为键时，一个词的权重是其各子词之和；作为查询时，它的一行是其各子词行的平均（每行之和仍为 1）。",
         "hypothesis": "束搜索候选",
         "tab_heads": "注意力头统计",
+        "tab_search": "注意力头搜索",
+        "explain_search": "哪些头把两个子词联系起来？在这句话中选一个查询和一个键：所选注意力类型的每一层、每个头都按它"
+                          "从前者到后者的表现排序，最靠前的几个画在下面，并框出那个格子（数字都来自模型实际算出的注意力；"
+                          "勾选“词级别”时按词计算）。",
+        "search_by": "排序依据",
+        "search_weight": "权重",
+        "search_lift": "提升倍数",
+        "search_pair": "{from_piece} → {to_piece}",
+        "search_top_title": "按{score}排序，对 {pair} 最突出的 {n} 个头",
+        "search_open": "打开 第{layer}层 第{head}头",
+        "search_grid_title": "每个头对 {pair} 的{score}",
+        "search_lift_note": "权重：查询对该键的注意力权重。提升倍数：这个权重除以该头在所有能看到这个键的查询上对它的平均权重——"
+                            "如果一个头让每个查询都看向这个键（常见于 </s> 或句号），提升倍数接近 1；专门把这个查询和该键"
+                            "联系起来的头才会突出。（除以该头从这个查询出发的平均权重不会改变排序：每一行的和都是 1。）",
         "tab_ablation": "关闭注意力头",
         "tab_decoding": "逐步解码",
         "statistic": "统计量",

@@ -373,3 +373,26 @@ def test_presentation_mode_moves_the_view_choices_above_the_maps_and_lives_in_th
     assert large["height"] >= normal["height"]
     at.sidebar.toggle(key="present").set_value(False).run()
     assert "layer" in {w.key for w in at.sidebar.selectbox}
+
+
+def test_head_search_ranks_heads_by_the_maps_values_and_opens_the_best(checkpoint_root, tiny_checkpoint):
+    at = open_tab(run_app(s="I like tea."), "tab_search")
+    assert not at.exception
+    at.radio(key="search_kind").set_value("cross").run()
+    at.selectbox(key="search_query").select_index(1).run()
+    at.selectbox(key="search_key").select_index(2).run()
+    assert not at.exception
+    loaded = load_checkpoint(tiny_checkpoint)
+    expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
+    grid = heat(figures(at)["search-grid"])  # layers x heads: the weight of every head for the pair
+    np.testing.assert_allclose(grid, expected.cross_attention[:, :, 1, 2], atol=1e-6)
+    best = np.unravel_index(np.argmax(grid), grid.shape)
+    top = figures(at)["search-top"]
+    assert top["layout"]["annotations"][0]["text"].startswith(f"L{best[0] + 1} H{best[1] + 1} ·")
+    first = next(b for b in at.button if b.key == "search-open-0")
+    assert first.label == f"Open L{best[0] + 1} H{best[1] + 1}"
+    first.click().run()
+    assert at.session_state["tab"] == "tab_cross" and at.session_state["layer"] == best[0] + 1
+    assert at.session_state["head"] == str(best[1] + 1)
+    title = figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+    assert f"layer {best[0] + 1} · head {best[1] + 1}" in title

@@ -101,3 +101,25 @@ def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browse
     assert translation.cross_attention.shape[-1] == len(translation.source_pieces)
     assert_no_exception(page)
     page.close()
+
+
+def test_head_search_opens_the_best_head_in_its_map(streamlit_server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{streamlit_server}/?s=The+dog+chases+the+cat.", wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Head search").wait_for(timeout=120_000)
+    wait_until_idle(page)
+    page.get_by_role("tab", name="Head search").click()
+    wait_until_idle(page)
+    button = page.get_by_role("button", name="Open L", exact=False).first
+    button.wait_for(timeout=60_000)
+    label = button.inner_text().strip()  # "Open L5 H8"
+    layer, head = label.removeprefix("Open L").split(" H")
+    button.click()
+    wait_until_idle(page)
+    selected = page.locator("[role='tab'][aria-selected='true']")
+    assert selected.inner_text().strip() == "Encoder self-attention"
+    title = page.locator("[role='tabpanel']:visible .js-plotly-plot .gtitle").first
+    title.wait_for(timeout=60_000)
+    assert f"layer {layer} · head {head}" in title.text_content()
+    assert_no_exception(page)
+    page.close()

@@ -1,0 +1,68 @@
+"""Which heads link these two words? Every layer x head of one attention kind, ranked by what it does from one
+query position (or word) to one key position (or word) of the current sentence.
+
+Two scores, both read from the attention maps the model computed (no re-computation):
+- weight: the attention weight from the query to the key;
+- lift: that weight divided by the head's mean weight on the same key over every query that can see it. A head
+  that sends every query to the key (a "sink" on </s> or the full stop) has a lift near 1 however large its
+  weight; a head that links *this* query to the key stands out. (Dividing by the head's mean weight *from* the
+  query would change nothing: every row sums to 1, so that mean is 1 / visible keys for every head alike.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .probe import word_level
+
+SCORES = ("weight", "lift")
+
+
+@dataclass(frozen=True)
+class HeadScore:
+    layer: int  # from 1, as in the app's selectors
+    head: int  # from 1
+    weight: float
+    lift: float
+
+
+def maps_at_level(attention: np.ndarray, queries: list[str], keys: list[str], masked: np.ndarray | None,
+                  words: bool, query_language: str = "en", key_language: str = "en"):
+    """(layers, heads, queries, keys) maps at piece level, or merged into words (probe.word_level, head by
+    head). -> (maps, query labels, key labels, masked or None)"""
+    if not words:
+        return np.asarray(attention), queries, keys, masked
+    merged = [[word_level(attention[layer, head], queries, keys, query_language, key_language, masked)
+               for head in range(attention.shape[1])] for layer in range(attention.shape[0])]
+    _, query_words, key_words, masked_words = merged[0][0]
+    maps = np.array([[m[0] for m in row] for row in merged])
+    return maps, query_words, key_words, masked_words
+
+
+def visible_keys(masked: np.ndarray | None, query: int, n_keys: int) -> list[int]:
+    """The keys a query may look at (all of them, or in the decoder those up to itself)."""
+    return [k for k in range(n_keys) if masked is None or not masked[query, k]]
+
+
+def rank_heads(maps: np.ndarray, query: int, key: int, masked: np.ndarray | None = None,
+               by: str = "weight") -> list[HeadScore]:
+    """Every head of maps (layers, heads, queries, keys), best first by `by` ("weight" or "lift"); ties keep
+    layer-then-head order."""
+    if by not in SCORES:
+        raise ValueError(f"unknown score {by!r}; expected one of {SCORES}")
+    n_q, n_k = maps.shape[-2:]
+    if not (0 <= query < n_q and 0 <= key < n_k):
+        raise ValueError(f"query {query} / key {key} outside a {n_q} x {n_k} map")
+    if masked is not None and masked[query, key]:
+        raise ValueError(f"query {query} may not look at key {key} (masked)")
+    seeing = [q for q in range(n_q) if masked is None or not masked[q, key]]
+    weight = maps[:, :, query, key]
+    mean_on_key = maps[:, :, seeing, key].mean(axis=-1)
+    lift = np.divide(weight, mean_on_key, out=np.zeros_like(weight, dtype=np.float64), where=mean_on_key > 0)
+    score = weight if by == "weight" else lift
+    order = np.argsort(-score, axis=None, kind="stable")
+    n_heads = maps.shape[1]
+    return [HeadScore(int(i // n_heads) + 1, int(i % n_heads) + 1, float(weight.flat[i]), float(lift.flat[i]))
+            for i in order]
