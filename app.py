@@ -50,16 +50,26 @@ KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
 VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
                 "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "ablate", "decode_step",
-                "search_kind", "search_query", "search_key", "search_by")
-TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
-            "tab_search", "tab_ablation", "tab_decoding")
+                "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query_a",
+                "compare_key_a", "compare_query_b", "compare_key_b")
+TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_compare", "tab_positional", "tab_softmax", "tab_steps",
+            "tab_heads", "tab_search", "tab_ablation", "tab_decoding")
+# Minimal pairs for the comparison view: (name key in viz.text, first sentence, second sentence).
+MINIMAL_PAIRS = [
+    ("pair_coreference", "The animal didn't cross the street because it was too tired.",
+     "The animal didn't cross the street because it was too wide."),
+    ("pair_word_order", "The dog chases the cat.", "The cat chases the dog."),
+    ("pair_coreference_size", "The trophy didn't fit in the suitcase because it was too big.",
+     "The trophy didn't fit in the suitcase because it was too small."),
+    ("pair_roles", "She gave him a book.", "He gave her a book."),
+]
 SEARCH_TOP = 8  # best heads drawn by the head search
 MAX_BEAM = 8
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
 TRANSLATION_CACHE_BYTES = 256 * 2**20
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-URL_KEYS = {"s": "sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam",
+URL_KEYS = {"s": "sentence", "s2": "second_sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam",
             "present": "present"}
 # Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn.
 PRESENTATION_SCALE = 1.5
@@ -166,7 +176,8 @@ def init_state(checkpoints: list[str]) -> None:
         return
     link = links.parse_link({k: st.query_params[k] for k in st.query_params}, checkpoints, list(LANGUAGES), MAX_BEAM)
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
-    st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0], checkpoint=checkpoint, layer=1,
+    st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0],
+                            second_sentence=link.second_sentence or "", checkpoint=checkpoint, layer=1,
                             head="1", lang=link.lang or "en", beam=link.beam or 1, decoding="greedy", reference="",
                             word_level=False, present=link.present, link_notices=link.notices,
                             link_view=(link.layer, link.head))
@@ -219,6 +230,14 @@ def use_example() -> None:
     example can be picked again and the menu never holds a sentence of another checkpoint's list."""
     if st.session_state.example:
         st.session_state.update(sentence=st.session_state.example, example="")
+
+
+def use_pair() -> None:
+    """The minimal-pair menu fills both sentence boxes and goes back to its placeholder."""
+    chosen = st.session_state.pair_example
+    if chosen:
+        _, first, second = next(p for p in MINIMAL_PAIRS if p[0] == chosen)
+        st.session_state.update(sentence=first, second_sentence=second, pair_example="", tab="tab_compare")
 
 
 def switch_checkpoint() -> None:
@@ -591,6 +610,70 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
     st.caption(t("search_lift_note", lang))
 
 
+def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
+                 word_level: bool, languages: tuple[str, str]) -> None:
+    """Two sentences side by side: the same view, layer and head, one colour scale (0 to 1, as every map)."""
+    second = st.session_state.second_sentence.strip()
+    if not second:
+        st.info(t("compare_empty", lang))
+        return
+    other = get_hypotheses(checkpoint, second, beam)[0]
+    st.markdown(t("compare_translations", lang, first=markdown_literal(tr.target_text),
+                  second=markdown_literal(other.target_text)))
+    kind = kind_selector(lang, "compare_kind")
+    layer = layer_of_kind(tr, kind, layer, lang)
+    left, right = st.columns(2)
+    figures = []
+    for column, translation, name in ((left, tr, "a"), (right, other, "b")):
+        fig, weights, queries, keys = attention_heatmap(translation, kind, layer, head, lang, word_level, languages)
+        figures.append((weights, queries, keys))
+        with column:
+            chart(fig, key=f"compare-{name}")
+    (weights_a, queries_a, keys_a), (weights_b, queries_b, keys_b) = figures
+    if weights_a.shape == weights_b.shape:
+        query_axis, key_axis = axis_names(kind, lang)
+        chart(attention_viz.difference_heatmap(
+            weights_a - weights_b, queries_a, keys_a, queries_b, keys_b, query_axis, key_axis,
+            title=t("compare_difference_title", lang), value_label=t("compare_difference", lang),
+            masked=attention_viz.causal_mask(len(queries_a)) if kind == "decoder_self" and not word_level else None),
+            key="compare-difference")
+    else:
+        st.caption(t("compare_no_difference", lang, a=" × ".join(map(str, weights_a.shape)),
+                     b=" × ".join(map(str, weights_b.shape))))
+
+    # Which heads link the same pair of words differently in the two sentences (it → animal vs it → street)?
+    st.markdown(f"**{t('compare_heads', lang)}**")
+    src_lang, tgt_lang = languages
+    levels = []
+    for translation in (tr, other):
+        queries, keys = translation.axis_pieces(kind)
+        masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
+        levels.append(head_search.maps_at_level(
+            translation.attention(kind), queries, keys, masked, word_level,
+            src_lang if kind == "encoder_self" else tgt_lang, tgt_lang if kind == "decoder_self" else src_lang))
+    pairs = []
+    for (maps, queries, keys, masked), name, column in zip(levels, "ab", st.columns(2)):
+        q_box, k_box = column.columns(2)
+        query = widgets.selectbox(q_box, t("compare_query", lang, n=name.upper()), list(range(len(queries))),
+                                  key=f"compare_query_{name}", format_func=lambda i, q=queries: f"{i}: {q[i]}")
+        visible = head_search.visible_keys(masked, query, len(keys))
+        key = widgets.selectbox(k_box, t("compare_key", lang, n=name.upper()), visible, key=f"compare_key_{name}",
+                                format_func=lambda i, k=keys: f"{i}: {k[i]}")
+        pairs.append((maps[:, :, query, key], f"{queries[query]} → {keys[key]}"))
+    (first_weights, first_pair), (second_weights, second_pair) = pairs
+    difference = first_weights - second_weights
+    chart(statistic_grid(difference, t("compare_heads_title", lang, a=first_pair, b=second_pair),
+                         layer_label=t("layer", lang), head_label=t("head", lang), colorscale="RdBu", zmid=0.0),
+          key="compare-heads")
+    order = np.argsort(-np.abs(difference), axis=None, kind="stable")[:4]
+    columns = st.columns(4)
+    for i, flat in enumerate(order):
+        l, h = divmod(int(flat), difference.shape[1])
+        columns[i].button(t("compare_open", lang, layer=l + 1, head=h + 1, diff=float(difference[l, h])),
+                          key=f"compare-open-{i}", on_click=open_head, args=(l + 1, h + 1, KIND_TAB[kind]))
+    st.caption(t("compare_note", lang))
+
+
 def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
                   word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("ablation_hint", lang))
@@ -669,6 +752,9 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
         target = language_name(metadata.get("target_language", "?"), lang)
         st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target))
+        st.text_input(t("second_sentence", lang), key="second_sentence", help=t("second_sentence_help", lang))
+        widgets.selectbox(st, t("minimal_pairs", lang), [""] + [p[0] for p in MINIMAL_PAIRS], key="pair_example",
+                          on_change=use_pair, format_func=lambda k: t(k, lang) if k else t("pair_placeholder", lang))
         st.toggle(t("presentation", lang), key="present", help=t("presentation_help", lang))
 
 
@@ -760,6 +846,7 @@ def main() -> None:
         "tab_steps": lambda: show_steps(tr, layer, head, lang),
         "tab_heads": lambda: show_head_statistics(tr, checkpoint, lang),
         "tab_search": lambda: show_head_search(tr, lang, word_level, languages),
+        "tab_compare": lambda: show_compare(tr, checkpoint, beam, layer, head, lang, word_level, languages),
         "tab_ablation": lambda: show_ablation(model_output, checkpoint, beam, layer, head, lang, word_level, languages),
         "tab_decoding": lambda: show_decoding_steps(tr, layer, head, lang),
     }

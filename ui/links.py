@@ -29,6 +29,7 @@ class LinkState:
     """What a link asks for, already checked; None where the link says nothing usable."""
 
     sentence: str | None = None
+    second_sentence: str | None = None  # the comparison view's sentence
     checkpoint: str | None = None
     lang: str | None = None
     layer: int | None = None  # still to be checked against the checkpoint's depth
@@ -60,12 +61,14 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
     def ignore(name: str) -> None:
         state.notices.append(Notice(name, shorten(params[name]), "ignored"))
 
-    if "s" in params:
-        sentence = params["s"]
-        if len(sentence) > MAX_SENTENCE_CHARACTERS:
-            state.notices.append(Notice("s", shorten(sentence), "clamped", f"{MAX_SENTENCE_CHARACTERS} characters"))
-            sentence = sentence[:MAX_SENTENCE_CHARACTERS]
-        state.sentence = sentence or None
+    for name, attribute in (("s", "sentence"), ("s2", "second_sentence")):
+        if name in params:
+            sentence = params[name]
+            if len(sentence) > MAX_SENTENCE_CHARACTERS:
+                state.notices.append(Notice(name, shorten(sentence), "clamped",
+                                            f"{MAX_SENTENCE_CHARACTERS} characters"))
+                sentence = sentence[:MAX_SENTENCE_CHARACTERS]
+            setattr(state, attribute, sentence or None)
     if "ckpt" in params:
         if params["ckpt"] in checkpoints:
             state.checkpoint = params["ckpt"]

@@ -23,6 +23,42 @@ def causal_mask(n: int) -> np.ndarray:
     return np.triu(np.ones((n, n), dtype=bool), k=1)
 
 
+def difference_heatmap(
+    difference: np.ndarray,
+    queries_a: list[str],
+    keys_a: list[str],
+    queries_b: list[str],
+    keys_b: list[str],
+    query_axis: str,
+    key_axis: str,
+    title: str = "",
+    value_label: str = "difference",
+    masked: np.ndarray | None = None,
+) -> go.Figure:
+    """First sentence's map minus the second's, cell by cell (same shape): red where the first gives more weight,
+    blue where the second does, on a fixed -1..1 scale. Ticks name both sentences' pieces ("dog / cat")."""
+    difference = np.asarray(difference, dtype=np.float32)
+    if masked is not None:
+        difference = np.where(masked, np.float32(np.nan), difference)
+    both = lambda a, b: [x if x == y else f"{x} / {y}" for x, y in zip(plotly_literal(a), plotly_literal(b))]  # noqa: E731
+    q_text, k_text = both(queries_a, queries_b), both(keys_a, keys_b)
+    n_q, n_k = difference.shape
+    fig = go.Figure(go.Heatmap(
+        z=difference, x=list(range(n_k)), y=list(range(n_q)), colorscale="RdBu_r", zmid=0.0, zmin=-1.0, zmax=1.0,
+        colorbar=dict(title=value_label, thickness=12), xgap=1, ygap=1,
+        hovertemplate=f"{query_axis}: %{{y}}<br>{key_axis}: %{{x}}<br>{value_label}: %{{z:+.4f}}<extra></extra>",
+    ))
+    fig.update_layout(
+        title=dict(text=html.escape(title, quote=False)) if title else None,
+        xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
+                   tickangle=-45 if n_k > 8 else 0),
+        yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
+                   autorange="reversed"),
+        height=max(320, 60 + 26 * n_q), margin=dict(l=10, r=10, t=90 if title else 60, b=10), plot_bgcolor="white",
+    )
+    return fig
+
+
 def mean_over_heads(attention: np.ndarray) -> np.ndarray:
     """(heads, queries, keys) -> (queries, keys). Each row still sums to 1."""
     return attention.mean(axis=0)

@@ -10,10 +10,17 @@ import plotly.graph_objects as go
 from .text import plotly_literal
 
 
+def _half_range(values: np.ndarray, middle: float) -> float:
+    spread = np.nanmax(np.abs(values - middle)) if np.isfinite(values).any() else 0.0
+    return float(spread) or 1.0
+
+
 def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", head_label: str = "head",
-                   colorscale: str = "Viridis", roles: list[list[str]] | None = None) -> go.Figure:
+                   colorscale: str = "Viridis", roles: list[list[str]] | None = None,
+                   zmid: float | None = None) -> go.Figure:
     """values (layers, heads) -> heatmap with layers down and heads across, numbered from 1, value in each cell.
-    roles: optional (layers, heads) text shown on hover (e.g. "previous-token")."""
+    roles: optional (layers, heads) text shown on hover (e.g. "previous-token"). zmid: the value at the middle of
+    a diverging colour scale (0 for differences), with the scale symmetric around it."""
     values = np.asarray(values, dtype=float)
     n_layers, n_heads = values.shape
     custom = roles if roles is not None else [[""] * n_heads for _ in range(n_layers)]
@@ -24,6 +31,8 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
             x=list(range(1, n_heads + 1)),
             y=list(range(1, n_layers + 1)),
             colorscale=colorscale,
+            zmid=zmid,
+            **({} if zmid is None else dict(zmin=zmid - _half_range(values, zmid), zmax=zmid + _half_range(values, zmid))),
             texttemplate="%{z:.2f}",
             textfont=dict(size=10),
             customdata=custom,

@@ -142,6 +142,31 @@ STRINGS: dict[str, dict[str, str]] = {
         "hypothesis": "Beam hypothesis",
         "tab_heads": "Head statistics",
         "tab_search": "Head search",
+        "tab_compare": "Two sentences",
+        "second_sentence": "Second sentence (to compare)",
+        "second_sentence_help": "Shown beside the first in the “Two sentences” tab, with the same view, layer and "
+                                "head.",
+        "minimal_pairs": "Minimal pairs",
+        "pair_placeholder": "(pick a pair)",
+        "pair_coreference": "“it”: too tired / too wide",
+        "pair_word_order": "word order: dog chases cat / cat chases dog",
+        "pair_coreference_size": "“it”: too big / too small",
+        "pair_roles": "who gives: she → him / he → her",
+        "compare_empty": "Type a second sentence in the sidebar (or pick a minimal pair) to see both side by side.",
+        "compare_translations": "First: **{first}** · second: **{second}**",
+        "compare_difference_title": "First minus second, cell by cell",
+        "compare_difference": "difference",
+        "compare_no_difference": "No difference map: the two maps have different shapes ({a} and {b}).",
+        "compare_heads": "Which heads link a pair of words differently in the two sentences?",
+        "compare_query": "Query in {n}",
+        "compare_key": "Key in {n}",
+        "compare_heads_title": "Weight of {a} (first) minus weight of {b} (second), every head",
+        "compare_open": "Open L{layer} H{head} ({diff:+.2f})",
+        "compare_note": "Both maps use one colour scale, 0 to 1. Pick the same word pair in both sentences (for "
+                        "“it” → “animal” in one and “it” → “street” in the other): a head whose difference is far "
+                        "from 0 links the words differently when only the meaning changed — a candidate for a "
+                        "head that tracks meaning rather than position. The buttons open the heads with the "
+                        "largest differences, in the first sentence's map.",
         "explain_search": "Which heads link two pieces? Pick a query and a key of this sentence: every layer and "
                           "head of the chosen attention is ranked by what it does from the one to the other, and "
                           "the best are drawn below with that cell outlined (numbers from the maps the model "
@@ -336,6 +361,28 @@ STRINGS: dict[str, dict[str, str]] = {
         "hypothesis": "束搜索候选",
         "tab_heads": "注意力头统计",
         "tab_search": "注意力头搜索",
+        "tab_compare": "两句对比",
+        "second_sentence": "第二个句子（用于对比）",
+        "second_sentence_help": "在“两句对比”页中与第一个句子并排显示，视图、层和头都相同。",
+        "minimal_pairs": "最小对比句对",
+        "pair_placeholder": "（选一对句子）",
+        "pair_coreference": "“it” 指代：太累 / 太宽",
+        "pair_word_order": "语序：狗追猫 / 猫追狗",
+        "pair_coreference_size": "“it” 指代：太大 / 太小",
+        "pair_roles": "谁给谁：她 → 他 / 他 → 她",
+        "compare_empty": "在侧边栏输入第二个句子（或选择一对最小对比句），即可并排比较。",
+        "compare_translations": "第一句：**{first}** · 第二句：**{second}**",
+        "compare_difference_title": "第一句减第二句，逐格相减",
+        "compare_difference": "差值",
+        "compare_no_difference": "两张图形状不同（{a} 与 {b}），无法逐格相减。",
+        "compare_heads": "哪些头在两句中对同一对词的联系不同？",
+        "compare_query": "{n} 中的查询",
+        "compare_key": "{n} 中的键",
+        "compare_heads_title": "{a}（第一句）的权重减去 {b}（第二句）的权重，每个头",
+        "compare_open": "打开 第{layer}层 第{head}头（{diff:+.2f}）",
+        "compare_note": "两张图使用同一色标（0 到 1）。在两句中选同一对词（例如一句选 “it” → “animal”，另一句选 “it” → "
+                        "“street”）：差值远离 0 的头，在只有语义改变时对这对词的联系不同——它可能在跟踪语义而不是位置。"
+                        "按钮按差值绝对值从大到小打开这些头，显示在第一句的图中。",
         "explain_search": "哪些头把两个子词联系起来？在这句话中选一个查询和一个键：所选注意力类型的每一层、每个头都按它"
                           "从前者到后者的表现排序，最靠前的几个画在下面，并框出那个格子（数字都来自模型实际算出的注意力；"
                           "勾选“词级别”时按词计算）。",

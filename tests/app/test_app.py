@@ -396,3 +396,37 @@ def test_head_search_ranks_heads_by_the_maps_values_and_opens_the_best(checkpoin
     assert at.session_state["head"] == str(best[1] + 1)
     title = figures(at)["heatmap-cross"]["layout"]["title"]["text"]
     assert f"layer {best[0] + 1} · head {best[1] + 1}" in title
+
+
+def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoint_root, tiny_checkpoint):
+    at = run_app()
+    at.selectbox(key="pair_example").select("pair_word_order").run()
+    assert not at.exception and at.session_state["tab"] == "tab_compare"
+    first, second = at.session_state["sentence"], at.session_state["second_sentence"]
+    assert (first, second) == ("The dog chases the cat.", "The cat chases the dog.")
+    assert at.query_params["s2"] == second  # the pair lives in the link
+    figs = figures(at)
+    a, b = heat(figs["compare-a"]), heat(figs["compare-b"])
+    for name in ("compare-a", "compare-b"):
+        trace = figs[name]["data"][0]
+        assert (trace["zmin"], trace["zmax"]) == (0.0, 1.0)  # one colour scale for both
+    loaded = load_checkpoint(tiny_checkpoint)
+    expected = [decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, s) for s in (first, second)]
+    np.testing.assert_allclose(a, expected[0].encoder_self_attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(b, expected[1].encoder_self_attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(heat(figs["compare-difference"]), a - b, atol=1e-6)
+    # heads ranked by how differently they link the chosen pairs: query 2 -> key 1 in both sentences here
+    for name in ("a", "b"):
+        at.selectbox(key=f"compare_query_{name}").select_index(2).run()
+        at.selectbox(key=f"compare_key_{name}").select_index(1).run()
+    grid = heat(figures(at)["compare-heads"])
+    np.testing.assert_allclose(grid, expected[0].encoder_self_attention[:, :, 2, 1]
+                               - expected[1].encoder_self_attention[:, :, 2, 1], atol=1e-6)
+    assert not at.exception
+
+
+def test_a_link_with_two_sentences_opens_both(checkpoint_root):
+    at = run_app(s="I like tea.", s2="I like coffee.")
+    assert at.session_state["second_sentence"] == "I like coffee."
+    open_tab(at, "tab_compare")
+    assert "compare-a" in figures(at) and "compare-b" in figures(at) and not at.exception

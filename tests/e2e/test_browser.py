@@ -123,3 +123,27 @@ def test_head_search_opens_the_best_head_in_its_map(streamlit_server, browser):
     assert f"layer {layer} · head {head}" in title.text_content()
     assert_no_exception(page)
     page.close()
+
+
+def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streamlit_server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(streamlit_server, wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Two sentences").wait_for(timeout=120_000)
+    wait_until_idle(page)
+    for pair, second in (("word order: dog chases cat / cat chases dog", "The cat chases the dog."),
+                         ("“it”: too tired / too wide", "The animal didn't cross the street because it was too wide.")):
+        page.locator("[data-testid='stSelectbox']").filter(has_text="Minimal pairs").click()
+        page.get_by_role("option", name=pair).click()
+        wait_until_idle(page)
+        assert page.locator("[role='tab'][aria-selected='true']").inner_text().strip() == "Two sentences"
+        box = page.get_by_label("Second sentence (to compare)", exact=True).and_(page.locator("input"))
+        assert box.input_value() == second
+        panel = page.locator("[role='tabpanel']:visible")
+        panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
+        assert panel.locator(".js-plotly-plot").count() >= 3  # both maps and the heads' differences
+        assert_no_exception(page)
+    page.get_by_text("中文", exact=True).click()
+    wait_until_idle(page)
+    assert page.locator("[role='tab'][aria-selected='true']").inner_text().strip() == "两句对比"
+    assert_no_exception(page)
+    page.close()
