@@ -183,6 +183,9 @@ def init_state(checkpoints: list[str]) -> None:
                             link_view=(link.layer, link.head))
     if st.session_state.beam > 1:
         st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
+    if link.pair:
+        kind, query, key = link.pair
+        st.session_state.update(search_kind=kind, search_query=query, search_key=key)
     st.session_state.initialised = True
 
 
@@ -212,7 +215,11 @@ def write_url() -> None:
     def text(value) -> str:
         return str(int(value)) if isinstance(value, bool) else str(value)
 
-    st.query_params.from_dict({url: text(st.session_state[key]) for url, key in URL_KEYS.items()})
+    params = {url: text(st.session_state[key]) for url, key in URL_KEYS.items()}
+    pair = [st.session_state.get(k) for k in ("search_kind", "search_query", "search_key")]
+    if pair[0] in KINDS and all(type(p) is int for p in pair[1:]):  # the head search's pair, once one was chosen
+        params["pair"] = ".".join(map(str, pair))
+    st.query_params.from_dict(params)
 
 
 def page_style(present: bool) -> None:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 _NUMBER = re.compile(r"[0-9]{1,4}")  # a layer, head or beam size; more digits than that is not a real setting
+PAIR_KINDS = ("encoder_self", "decoder_self", "cross")
 MAX_SENTENCE_CHARACTERS = 2000  # far beyond what the model reads (it truncates to max_len pieces)
 
 
@@ -36,6 +37,7 @@ class LinkState:
     head: str | None = None  # "mean" or a number as text; still to be checked against its heads
     beam: int | None = None
     present: bool = False  # presentation mode
+    pair: tuple[str, int, int] | None = None  # head search: attention kind, query and key positions (from 0)
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -89,6 +91,12 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.head = head if head == "mean" else str(parse_number(head))
         else:
             ignore("head")
+    if "pair" in params:
+        parts = params["pair"].split(".")
+        if len(parts) == 3 and parts[0] in PAIR_KINDS and all(_NUMBER.fullmatch(p) for p in parts[1:]):
+            state.pair = (parts[0], int(parts[1]), int(parts[2]))
+        else:
+            ignore("pair")
     if "present" in params:
         if params["present"] in ("0", "1"):
             state.present = params["present"] == "1"

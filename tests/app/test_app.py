@@ -430,3 +430,16 @@ def test_a_link_with_two_sentences_opens_both(checkpoint_root):
     assert at.session_state["second_sentence"] == "I like coffee."
     open_tab(at, "tab_compare")
     assert "compare-a" in figures(at) and "compare-b" in figures(at) and not at.exception
+
+
+def test_the_head_search_pair_lives_in_the_link(checkpoint_root):
+    at = open_tab(run_app(s="I like tea."), "tab_search")
+    at.radio(key="search_kind").set_value("cross").run()
+    at.selectbox(key="search_query").select_index(1).run()
+    at.selectbox(key="search_key").select_index(2).run()
+    assert at.query_params["pair"] == "cross.1.2"
+    shared = open_tab(run_app(s="I like tea.", pair="cross.1.2"), "tab_search")
+    assert (shared.radio(key="search_kind").value, shared.selectbox(key="search_query").value,
+            shared.selectbox(key="search_key").value) == ("cross", 1, 2)
+    bad = run_app(pair="cross.x.2")
+    assert not bad.exception and any("`pair`" in w.value for w in bad.warning)
