@@ -69,7 +69,8 @@ MAX_BEAM = 8
 # sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
 TRANSLATION_CACHE_BYTES = 256 * 2**20
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-URL_KEYS = {"s": "sentence", "s2": "second_sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head", "lang": "lang", "beam": "beam",
+URL_KEYS = {"s": "sentence", "s2": "second_sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head",
+            "lang": "lang", "beam": "beam",
             "present": "present"}
 # Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn.
 PRESENTATION_SCALE = 1.5
@@ -186,6 +187,9 @@ def init_state(checkpoints: list[str]) -> None:
     if link.pair:
         kind, query, key = link.pair
         st.session_state.update(search_kind=kind, search_query=query, search_key=key)
+    if link.compared:
+        st.session_state.update(zip(("compare_query_a", "compare_key_a", "compare_query_b", "compare_key_b"),
+                                    link.compared))
     st.session_state.initialised = True
 
 
@@ -219,6 +223,9 @@ def write_url() -> None:
     pair = [st.session_state.get(k) for k in ("search_kind", "search_query", "search_key")]
     if pair[0] in KINDS and all(type(p) is int for p in pair[1:]):  # the head search's pair, once one was chosen
         params["pair"] = ".".join(map(str, pair))
+    compared = [st.session_state.get(k) for k in ("compare_query_a", "compare_key_a", "compare_query_b", "compare_key_b")]
+    if st.session_state.second_sentence.strip() and all(type(p) is int for p in compared):
+        params["cmp"] = ".".join(map(str, compared))  # the word pairs of the two-sentence view
     st.query_params.from_dict(params)
 
 

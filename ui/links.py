@@ -38,6 +38,7 @@ class LinkState:
     beam: int | None = None
     present: bool = False  # presentation mode
     pair: tuple[str, int, int] | None = None  # head search: attention kind, query and key positions (from 0)
+    compared: tuple[int, int, int, int] | None = None  # two sentences: query, key in the first; query, key in the second
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -97,6 +98,12 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.pair = (parts[0], int(parts[1]), int(parts[2]))
         else:
             ignore("pair")
+    if "cmp" in params:
+        parts = params["cmp"].split(".")
+        if len(parts) == 4 and all(_NUMBER.fullmatch(p) for p in parts):
+            state.compared = tuple(int(p) for p in parts)
+        else:
+            ignore("cmp")
     if "present" in params:
         if params["present"] in ("0", "1"):
             state.present = params["present"] == "1"

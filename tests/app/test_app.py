@@ -419,6 +419,7 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
     for name in ("a", "b"):
         at.selectbox(key=f"compare_query_{name}").select_index(2).run()
         at.selectbox(key=f"compare_key_{name}").select_index(1).run()
+    assert at.query_params["cmp"] == "2.1.2.1"  # both word pairs live in the link too
     grid = heat(figures(at)["compare-heads"])
     np.testing.assert_allclose(grid, expected[0].encoder_self_attention[:, :, 2, 1]
                                - expected[1].encoder_self_attention[:, :, 2, 1], atol=1e-6)
@@ -426,10 +427,11 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
 
 
 def test_a_link_with_two_sentences_opens_both(checkpoint_root):
-    at = run_app(s="I like tea.", s2="I like coffee.")
+    at = run_app(s="I like tea.", s2="I like coffee.", cmp="2.1.2.1")
     assert at.session_state["second_sentence"] == "I like coffee."
     open_tab(at, "tab_compare")
     assert "compare-a" in figures(at) and "compare-b" in figures(at) and not at.exception
+    assert at.selectbox(key="compare_query_b").value == 2 and at.selectbox(key="compare_key_b").value == 1
 
 
 def test_the_head_search_pair_lives_in_the_link(checkpoint_root):
