@@ -666,12 +666,12 @@ def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int,
             translation.attention(kind), queries, keys, masked, word_level,
             src_lang if kind == "encoder_self" else tgt_lang, tgt_lang if kind == "decoder_self" else src_lang))
     pairs = []
-    for (maps, queries, keys, masked), name, column in zip(levels, "ab", st.columns(2)):
+    for (maps, queries, keys, masked), name, which, column in zip(levels, "ab", ("first", "second"), st.columns(2)):
         q_box, k_box = column.columns(2)
-        query = widgets.selectbox(q_box, t("compare_query", lang, n=name.upper()), list(range(len(queries))),
+        query = widgets.selectbox(q_box, t("compare_query", lang, n=t(f"sentence_{which}", lang)), list(range(len(queries))),
                                   key=f"compare_query_{name}", format_func=lambda i, q=queries: f"{i}: {q[i]}")
         visible = head_search.visible_keys(masked, query, len(keys))
-        key = widgets.selectbox(k_box, t("compare_key", lang, n=name.upper()), visible, key=f"compare_key_{name}",
+        key = widgets.selectbox(k_box, t("compare_key", lang, n=t(f"sentence_{which}", lang)), visible, key=f"compare_key_{name}",
                                 format_func=lambda i, k=keys: f"{i}: {k[i]}")
         pairs.append((maps[:, :, query, key], f"{queries[query]} → {keys[key]}"))
     (first_weights, first_pair), (second_weights, second_pair) = pairs

@@ -73,8 +73,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "download_npz": "Download the whole translation (.npz)",
         "download_npz_help": "Every attention map, Q/K/V, the pieces and their probabilities, for a notebook: "
                              "`model.export.load(\"translation.npz\")` reads it back, and "
-                             "`model.export.to_bertviz(...)` turns it into the input of BertViz's head_view / "
-                             "model_view.",
+                             "`model.export.to_bertviz(...)` turns it into the input of BertViz's `head_view` / "
+                             "`model_view`.",
         "explain_encoder": "Every source piece builds its new representation as a weighted average of all source "
         "pieces (values V), with weights from how well its query Q matches each key K. Row i shows where piece i "
         "looks; every row sums to 1. Nothing is hidden from the encoder: it sees the whole sentence at once. "
@@ -158,15 +158,18 @@ STRINGS: dict[str, dict[str, str]] = {
         "compare_difference": "difference",
         "compare_no_difference": "No difference map: the two maps have different shapes ({a} and {b}).",
         "compare_heads": "Which heads link a pair of words differently in the two sentences?",
-        "compare_query": "Query in {n}",
-        "compare_key": "Key in {n}",
+        "compare_query": "Query in the {n}",
+        "compare_key": "Key in the {n}",
+        "sentence_first": "first",
+        "sentence_second": "second",
         "compare_heads_title": "Weight of {a} (first) minus weight of {b} (second), every head",
         "compare_open": "Open L{layer} H{head} ({diff:+.2f})",
-        "compare_note": "Both maps use one colour scale, 0 to 1. Pick the same word pair in both sentences (for "
-                        "“it” → “animal” in one and “it” → “street” in the other): a head whose difference is far "
-                        "from 0 links the words differently when only the meaning changed — a candidate for a "
-                        "head that tracks meaning rather than position. The buttons open the heads with the "
-                        "largest differences, in the first sentence's map.",
+        "compare_note": "Both maps use one colour scale, 0 to 1. Pick a corresponding pair of words in each sentence "
+                        "(for example `it` → `animal` in the first and `it` → `street` in the second): a head whose "
+                        "difference is far from 0 links them differently. In the coreference pairs only one word "
+                        "changes, so such a head is a candidate for one that tracks meaning rather than position. "
+                        "The buttons open the heads with the largest differences (in absolute value), in the first "
+                        "sentence's map.",
         "explain_search": "Which heads link two pieces? Pick a query and a key of this sentence: every layer and "
                           "head of the chosen attention is ranked by what it does from the one to the other, and "
                           "the best are drawn below with that cell outlined (numbers from the maps the model "
@@ -182,7 +185,8 @@ STRINGS: dict[str, dict[str, str]] = {
                             "by the head's mean weight on the same key over every query that can see it — a head "
                             "that sends every query to this key (often </s> or the full stop) gets a lift near 1, "
                             "a head that links this query to it stands out. (Dividing by the head's mean weight "
-                            "from the query would change nothing: every row sums to 1.)",
+                            "from the query would not change the ranking: every row sums to 1, so that mean is the "
+                            "same for every head.)",
         "tab_ablation": "Head ablation",
         "tab_decoding": "Decoding steps",
         "statistic": "Statistic",
@@ -299,7 +303,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "在侧边栏的“层”和“头”选择器中可以换成别的头。",
         "download_csv": "下载当前注意力矩阵（CSV）",
         "download_npz": "下载整个翻译结果（.npz）",
-        "download_npz_help": "包含所有注意力矩阵、Q/K/V、子词及其概率，可在笔记本中使用："
+        "download_npz_help": "包含所有注意力矩阵、Q/K/V、子词及其概率，可在 Jupyter 笔记本中使用："
                              "`model.export.load(\"translation.npz\")` 读回，"
                              "`model.export.to_bertviz(...)` 转成 `BertViz` 的 `head_view` / `model_view` 所需的输入。",
         "explain_encoder": "每个源语言子词的新表示，是所有源语言子词的值向量 V 的加权平均；权重取决于它的查询 Q "
@@ -372,30 +376,32 @@ STRINGS: dict[str, dict[str, str]] = {
         "pair_roles": "谁给谁：她 → 他 / 他 → 她",
         "compare_empty": "在侧边栏输入第二个句子（或选择一对最小对比句），即可并排比较。",
         "compare_translations": "第一句：**{first}** · 第二句：**{second}**",
-        "compare_difference_title": "第一句减第二句，逐格相减",
+        "compare_difference_title": "第一句减第二句，逐格计算",
         "compare_difference": "差值",
-        "compare_no_difference": "两张图形状不同（{a} 与 {b}），无法逐格相减。",
-        "compare_heads": "哪些头在两句中对同一对词的联系不同？",
-        "compare_query": "{n} 中的查询",
-        "compare_key": "{n} 中的键",
-        "compare_heads_title": "{a}（第一句）的权重减去 {b}（第二句）的权重，每个头",
-        "compare_open": "打开 第{layer}层 第{head}头（{diff:+.2f}）",
-        "compare_note": "两张图使用同一色标（0 到 1）。在两句中选同一对词（例如一句选 “it” → “animal”，另一句选 “it” → "
-                        "“street”）：差值远离 0 的头，在只有语义改变时对这对词的联系不同——它可能在跟踪语义而不是位置。"
-                        "按钮按差值绝对值从大到小打开这些头，显示在第一句的图中。",
+        "compare_no_difference": "没有差值图：两张图的形状不同（{a} 与 {b}）。",
+        "compare_heads": "哪些头在两句中对对应的一对词的联系不同？",
+        "compare_query": "{n}中的查询",
+        "compare_key": "{n}中的键",
+        "sentence_first": "第一句",
+        "sentence_second": "第二句",
+        "compare_heads_title": "每个头：{a}（第一句）的权重减去 {b}（第二句）的权重",
+        "compare_open": "打开第 {layer} 层第 {head} 个头（{diff:+.2f}）",
+        "compare_note": "两张图使用同一色标（0 到 1）。在两句中各选一对对应的词（例如第一句选 `it` → `animal`，第二句选 "
+                        "`it` → `street`）：差值远离 0 的头对这两对词的联系不同。在指代句对中只有一个词改变，所以这样的头"
+                        "可以作为“跟踪语义而不是位置”的候选。按钮打开差值（绝对值）最大的几个头，显示的是第一句的图。",
         "explain_search": "哪些头把两个子词联系起来？在这句话中选一个查询和一个键：所选注意力类型的每一层、每个头都按它"
                           "从前者到后者的表现排序，最靠前的几个画在下面，并框出那个格子（数字都来自模型实际算出的注意力；"
-                          "勾选“词级别”时按词计算）。",
+                          "勾选“按词显示”时按词计算）。",
         "search_by": "排序依据",
         "search_weight": "权重",
         "search_lift": "提升倍数",
         "search_pair": "{from_piece} → {to_piece}",
         "search_top_title": "按{score}排序，对 {pair} 最突出的 {n} 个头",
-        "search_open": "打开 第{layer}层 第{head}头",
+        "search_open": "打开第 {layer} 层第 {head} 个头",
         "search_grid_title": "每个头对 {pair} 的{score}",
         "search_lift_note": "权重：查询对该键的注意力权重。提升倍数：这个权重除以该头在所有能看到这个键的查询上对它的平均权重——"
                             "如果一个头让每个查询都看向这个键（常见于 </s> 或句号），提升倍数接近 1；专门把这个查询和该键"
-                            "联系起来的头才会突出。（除以该头从这个查询出发的平均权重不会改变排序：每一行的和都是 1。）",
+                            "联系起来的头则会突出。（除以该头从这个查询出发的平均权重不会改变排序：每一行的和都是 1。）",
         "tab_ablation": "关闭注意力头",
         "tab_decoding": "逐步解码",
         "statistic": "统计量",
