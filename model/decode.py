@@ -48,7 +48,7 @@ def head_masks_to_tensors(model: Transformer, ablate: dict[str, list[tuple[int, 
     return masks
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_batch(
     model: Transformer, sources: list[list[int]], max_len: int | None = None, head_mask: dict | None = None
 ) -> list[list[int]]:
@@ -144,7 +144,7 @@ def _slice_record(decoded, index: int) -> dict:
     return rec
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(
     model: Transformer,
     source: list[int],
@@ -393,7 +393,7 @@ def _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask):
     return source, encoded
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def translate_hypotheses(
     model: Transformer,
     source_tokenizer: Tokenizer,
@@ -425,7 +425,7 @@ def translate(model, source_tokenizer, target_tokenizer, text, beam_size=1, leng
     )[0]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def teacher_force(
     model: Transformer,
     source_tokenizer: Tokenizer,

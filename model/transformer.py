@@ -323,13 +323,13 @@ class DecoderOutput:
     cache: DecoderCache | None = None  # keys and values up to this pass's last position, to decode the next one
 
 
-def _stack(per_layer: list[AttentionOutput]) -> tuple[torch.Tensor | None, dict | None]:
+def _stack(per_layer: list[AttentionOutput], names=("q", "k", "v")) -> tuple[torch.Tensor | None, dict | None]:
     weights = None
     if per_layer[0].weights is not None:
         weights = torch.stack([a.weights for a in per_layer], dim=1)
     qkv = None
     if per_layer[0].qkv is not None:
-        qkv = {name: torch.stack([a.qkv[name] for a in per_layer], dim=1) for name in ("q", "k", "v")}
+        qkv = {name: torch.stack([a.qkv[name] for a in per_layer], dim=1) for name in names}
     return weights, qkv
 
 
@@ -381,8 +381,9 @@ class Transformer(nn.Module):
         """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1.
 
         With a cache (DecoderCache([], []) to start), tgt_in holds only the positions after the cached ones
-        (usually one), and the returned attention and queries cover those rows; keys and values cover every
-        position. The cached prefix must hold no padding."""
+        (usually one), and the returned attention and queries ("q" only: the keys and values are in the returned
+        cache; stacking them at every step would copy the whole prefix) cover those rows. The cached prefix must
+        hold no padding."""
         self_options = self_options or AttentionOptions()
         cross_options = cross_options or AttentionOptions()
         offset, n = (cache.length if cache else 0), tgt_in.size(1)
@@ -403,8 +404,9 @@ class Transformer(nn.Module):
             )
             self_layers.append(self_attn)
             cross_layers.append(cross_attn)
-        self_weights, self_qkv = _stack(self_layers)
-        cross_weights, cross_qkv = _stack(cross_layers)
+        names = ("q",) if cache is not None else ("q", "k", "v")
+        self_weights, self_qkv = _stack(self_layers, names)
+        cross_weights, cross_qkv = _stack(cross_layers, names)
         new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers])
         return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv,
                              new_cache)

@@ -15,10 +15,16 @@ EXPECTED = {
     "en-zh": {
         "Tom is reading a book.": "汤姆在读一本书。",
         "I don't know what to do.": "我不知道要做什么。",
-        "She bought a red car yesterday.": "她昨天买了一辆红色的汽车。",
+        # the continued checkpoint repeats 红色 here and drops 站 below: pinned as it is, flaws included
+        "She bought a red car yesterday.": "她昨天买了一辆红色的红色汽车。",
         "The cat is sleeping on the sofa.": "猫正在沙发上睡觉。",
-        "We will visit our grandmother next week.": "我们下周会去拜访我们的祖母。",
-        "Where is the train station?": "火车站在哪里？",
+        "We will visit our grandmother next week.": "我们下周会参观我们的祖母。",
+        "Where is the train station?": "火车在哪里？",
+        # everyday sentences
+        "I am a student.": "我是个学生。",
+        "He does not like coffee.": "他不喜欢喝咖啡。",
+        "I bought a new computer yesterday.": "我昨天买了一台新电脑。",
+        "Can you help me with my homework?": "你能帮我做我的家庭作业吗？",
     },
     "en-de": {
         "A man in a blue shirt is playing the guitar.": "Ein Mann in einem blauen Hemd spielt Gitarre.",
@@ -37,12 +43,12 @@ EXPECTED = {
 }
 LANGUAGES = {"en-zh": ("en", "zh", "tatoeba-en-zh"), "en-de": ("en", "de", "tatoeba-multi30k-en-de")}
 # Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint
-# shipped (sacrebleu 2.6): en-zh 35.74 on Tatoeba (tok:zh, cased), en-de 38.0 on Multi30k test2016 (13a,
+# shipped (sacrebleu 2.6): en-zh 35.47 on Tatoeba (tok:zh, cased), en-de 38.0 on Multi30k test2016 (13a,
 # lowercased). The floors leave room for numeric noise across machines.
 BLEU_FLOOR = {"en-zh": ("tatoeba-en-zh", 33.0, False), "en-de": ("multi30k-en-de", 36.0, True)}
-# Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 34.12 /
-# chrF 29.07 (tok:zh), en-de BLEU 37.54 / chrF 61.05 (13a, cased).
-EVERYDAY_FLOOR = {"en-zh": (31.0, 26.0), "en-de": (35.0, 58.0)}
+# Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 36.37 /
+# chrF 31.11 (tok:zh; 34.12 / 29.07 before its continued training), en-de BLEU 37.54 / chrF 61.05 (13a, cased).
+EVERYDAY_FLOOR = {"en-zh": (34.0, 29.0), "en-de": (35.0, 58.0)}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))
