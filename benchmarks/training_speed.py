@@ -23,6 +23,7 @@ import copy
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -52,8 +53,9 @@ class TorchTransformer(nn.Module):
         self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
         self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
         self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
+        warnings.filterwarnings("ignore", message="enable_nested_tensor is True")  # pre-norm: not used anyway
         self.core = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.d_ff,
-                                   cfg.dropout, batch_first=True, norm_first=cfg.norm_first, enable_nested_tensor=False)
+                                   cfg.dropout, batch_first=True, norm_first=cfg.norm_first)
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
         self.generator.weight = self.tgt_embed.lookup.weight
 
