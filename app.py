@@ -223,7 +223,8 @@ def write_url() -> None:
     pair = [st.session_state.get(k) for k in ("search_kind", "search_query", "search_key")]
     if pair[0] in KINDS and all(type(p) is int for p in pair[1:]):  # the head search's pair, once one was chosen
         params["pair"] = ".".join(map(str, pair))
-    compared = [st.session_state.get(k) for k in ("compare_query_a", "compare_key_a", "compare_query_b", "compare_key_b")]
+    compared = [st.session_state.get(k)
+                for k in ("compare_query_a", "compare_key_a", "compare_query_b", "compare_key_b")]
     if st.session_state.second_sentence.strip() and all(type(p) is int for p in compared):
         params["cmp"] = ".".join(map(str, compared))  # the word pairs of the two-sentence view
     st.query_params.from_dict(params)
@@ -609,10 +610,11 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
     pair = t("search_pair", lang, from_piece=queries[query], to_piece=keys[key])
     heads = np.array([[(h.layer, h.head) for h in best]])
     notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" for h in best]]
+    title = t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang))
     chart(attention_viz.attention_grid(
-        maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang)),
-        masked=masked, heads=heads, notes=notes, mark=(query, key), layer_label=t("layer", lang),
-        head_label=t("head", lang), query_label=t("query", lang), key_label=t("key", lang)), key="search-top")
+        maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=title, masked=masked, heads=heads, notes=notes,
+        mark=(query, key), layer_label=t("layer", lang), head_label=t("head", lang), query_label=t("query", lang),
+        key_label=t("key", lang)), key="search-top")
     columns = st.columns(4)
     for i, h in enumerate(best):
         columns[i % 4].button(t("search_open", lang, layer=h.layer, head=h.head), key=f"search-open-{i}",
@@ -666,12 +668,13 @@ def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int,
             translation.attention(kind), queries, keys, masked, word_level,
             src_lang if kind == "encoder_self" else tgt_lang, tgt_lang if kind == "decoder_self" else src_lang))
     pairs = []
-    for (maps, queries, keys, masked), name, which, column in zip(levels, "ab", ("first", "second"), st.columns(2)):
+    for (maps, queries, keys, masked), name, column in zip(levels, "ab", st.columns(2)):
         q_box, k_box = column.columns(2)
-        query = widgets.selectbox(q_box, t("compare_query", lang, n=t(f"sentence_{which}", lang)), list(range(len(queries))),
+        sentence = t("sentence_first" if name == "a" else "sentence_second", lang)
+        query = widgets.selectbox(q_box, t("compare_query", lang, n=sentence), list(range(len(queries))),
                                   key=f"compare_query_{name}", format_func=lambda i, q=queries: f"{i}: {q[i]}")
         visible = head_search.visible_keys(masked, query, len(keys))
-        key = widgets.selectbox(k_box, t("compare_key", lang, n=t(f"sentence_{which}", lang)), visible, key=f"compare_key_{name}",
+        key = widgets.selectbox(k_box, t("compare_key", lang, n=sentence), visible, key=f"compare_key_{name}",
                                 format_func=lambda i, k=keys: f"{i}: {k[i]}")
         pairs.append((maps[:, :, query, key], f"{queries[query]} → {keys[key]}"))
     (first_weights, first_pair), (second_weights, second_pair) = pairs
