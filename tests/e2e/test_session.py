@@ -38,8 +38,11 @@ def type_sentence(page, sentence: str) -> None:
 
 
 def choose(page, label: str, option: str) -> None:
-    """Pick an option of a sidebar selectbox, as a user does: open it, click the option."""
-    page.locator(SIDEBAR).get_by_role("combobox", name=label, exact=True).click()
+    """Pick an option of a sidebar selectbox, as a user does: open it, type to narrow the list (a long sidebar
+    can leave the open list partly off screen), click the option."""
+    box = page.locator(SIDEBAR).get_by_role("combobox", name=label, exact=True)
+    box.click()
+    box.fill(option)
     page.get_by_role("option", name=option, exact=True).click()
     wait_until_idle(page)
 
