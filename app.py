@@ -330,6 +330,20 @@ def axis_names(kind: str, lang: str) -> tuple[str, str]:
     return query, key
 
 
+def axis_languages(kind: str, languages: tuple[str, str]) -> tuple[str, str]:
+    """The languages of a kind's query and key pieces, for grouping pieces into words."""
+    source, target = languages
+    return (source if kind == "encoder_self" else target), (target if kind == "decoder_self" else source)
+
+
+def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: tuple[str, str]):
+    """Every layer and head of one kind, at piece or word level -> (maps, queries, keys, masked or None)."""
+    queries, keys = tr.axis_pieces(kind)
+    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
+    return head_search.maps_at_level(tr.attention(kind), queries, keys, masked, word_level,
+                                     *axis_languages(kind, languages))
+
+
 def head_name(head: str, lang: str) -> str:
     return t("mean_heads", lang) if head == "mean" else t("head_n", lang, n=head)
 
@@ -361,10 +375,8 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
     predicted = row_outcomes(tr, lang) if kind != "encoder_self" else None
     if word_level:
-        src_lang, tgt_lang = languages
-        q_lang = src_lang if kind == "encoder_self" else tgt_lang
-        k_lang = tgt_lang if kind == "decoder_self" else src_lang
-        weights, queries, keys, masked = probe.word_level(weights, queries, keys, q_lang, k_lang, masked)
+        weights, queries, keys, masked = probe.word_level(weights, queries, keys, *axis_languages(kind, languages),
+                                                          masked)
         predicted = None  # a word row mixes several prediction steps
     query_axis, key_axis = axis_names(kind, lang)
     fig = attention_viz.attention_heatmap(
@@ -589,13 +601,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
 def show_head_search(tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("explain_search", lang))
     kind = kind_selector(lang, "search_kind")
-    queries, keys = tr.axis_pieces(kind)
-    attention = tr.attention(kind)
-    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
-    src_lang, tgt_lang = languages
-    maps, queries, keys, masked = head_search.maps_at_level(
-        attention, queries, keys, masked, word_level, src_lang if kind == "encoder_self" else tgt_lang,
-        tgt_lang if kind == "decoder_self" else src_lang)
+    maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
     query_axis, key_axis = axis_names(kind, lang)
     left, middle, right = st.columns([2, 2, 1])
     query = widgets.selectbox(left, query_axis, list(range(len(queries))), key="search_query",
@@ -659,14 +665,7 @@ def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int,
 
     # Which heads link the same pair of words differently in the two sentences (it → animal vs it → street)?
     st.markdown(f"**{t('compare_heads', lang)}**")
-    src_lang, tgt_lang = languages
-    levels = []
-    for translation in (tr, other):
-        queries, keys = translation.axis_pieces(kind)
-        masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
-        levels.append(head_search.maps_at_level(
-            translation.attention(kind), queries, keys, masked, word_level,
-            src_lang if kind == "encoder_self" else tgt_lang, tgt_lang if kind == "decoder_self" else src_lang))
+    levels = [every_head(translation, kind, word_level, languages) for translation in (tr, other)]
     pairs = []
     for (maps, queries, keys, masked), name, column in zip(levels, "ab", st.columns(2)):
         q_box, k_box = column.columns(2)

@@ -62,6 +62,13 @@ def marian_model(vocab: int):
     return MarianMTModel(config).eval()
 
 
+@torch.no_grad()
+def marian_translate(marian, ids: list[int], beam: int, steps: int):
+    """Marian's generate with every attention map, to exactly `steps` output pieces."""
+    return marian.generate(torch.tensor([ids]), num_beams=beam, max_new_tokens=steps, min_new_tokens=steps,
+                           do_sample=False, output_attentions=True, return_dict_in_generate=True)
+
+
 def sentence_of(tokenizer, pieces: int) -> str:
     """Text that the tokenizer cuts into exactly `pieces` pieces (+ </s>), from everyday words."""
     words: list[str] = []
@@ -112,9 +119,7 @@ def main() -> None:
                     decode.beam_search(ours, ids, beam, max_len=steps)
 
             def run_marian():
-                with torch.no_grad():
-                    marian.generate(torch.tensor([ids]), num_beams=beam, max_new_tokens=steps, min_new_tokens=steps,
-                                    do_sample=False, output_attentions=True, return_dict_in_generate=True)
+                marian_translate(marian, ids, beam, steps)
 
             runs = {"ours": run_ours, "ours_no_capture": run_plain}
             if marian is not None:

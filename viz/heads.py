@@ -23,6 +23,7 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
     a diverging colour scale (0 for differences), with the scale symmetric around it."""
     values = np.asarray(values, dtype=float)
     n_layers, n_heads = values.shape
+    half_range = _half_range(values, zmid) if zmid is not None else None
     custom = roles if roles is not None else [[""] * n_heads for _ in range(n_layers)]
     custom = [plotly_literal(row) for row in custom]
     fig = go.Figure(
@@ -32,7 +33,7 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
             y=list(range(1, n_layers + 1)),
             colorscale=colorscale,
             zmid=zmid,
-            **({} if zmid is None else dict(zmin=zmid - _half_range(values, zmid), zmax=zmid + _half_range(values, zmid))),
+            **({} if zmid is None else dict(zmin=zmid - half_range, zmax=zmid + half_range)),
             texttemplate="%{z:.2f}",
             textfont=dict(size=10),
             customdata=custom,

@@ -46,15 +46,21 @@ def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server
 SLIDER = "[role='tabpanel']:visible [data-testid='stSlider'] input[type='range']"
 
 
+def open_on_tab(browser, url: str, tab: str):
+    """A new page on this link, with this tab opened once the first run has finished."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url, wait_until="domcontentloaded")
+    page.get_by_role("tab", name=tab).wait_for(timeout=120_000)
+    wait_until_idle(page)
+    page.get_by_role("tab", name=tab).click()
+    wait_until_idle(page)
+    return page
+
+
 def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_server, browser):
     """Lazy tabs: a view's own settings (the decoding step) survive a visit to another tab, and switching the
     interface language keeps the open tab open."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{streamlit_server}/?s=I+like+tea+very+much.", wait_until="domcontentloaded")
-    page.get_by_role("tab", name="Decoding steps").wait_for(timeout=120_000)
-    wait_until_idle(page)
-    page.get_by_role("tab", name="Decoding steps").click()
-    wait_until_idle(page)
+    page = open_on_tab(browser, f"{streamlit_server}/?s=I+like+tea+very+much.", "Decoding steps")
     thumb = page.locator(SLIDER).first
     thumb.wait_for(state="attached", timeout=60_000)  # the slider's code loads the first time one is drawn
     thumb.focus()
@@ -104,12 +110,7 @@ def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browse
 
 
 def test_head_search_opens_the_best_head_in_its_map(streamlit_server, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{streamlit_server}/?s=The+dog+chases+the+cat.", wait_until="domcontentloaded")
-    page.get_by_role("tab", name="Head search").wait_for(timeout=120_000)
-    wait_until_idle(page)
-    page.get_by_role("tab", name="Head search").click()
-    wait_until_idle(page)
+    page = open_on_tab(browser, f"{streamlit_server}/?s=The+dog+chases+the+cat.", "Head search")
     button = page.get_by_role("button", name="Open L", exact=False).first
     button.wait_for(timeout=60_000)
     label = button.inner_text().strip()  # "Open L5 H8"

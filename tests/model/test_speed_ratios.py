@@ -16,7 +16,7 @@ from model import decode
 from ..conftest import ROOT, SHIPPED
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from decoding_speed import marian_model, our_model, sentence_of  # noqa: E402
+from decoding_speed import marian_model, marian_translate, our_model, sentence_of  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped tokenizers")
 
@@ -63,7 +63,7 @@ def test_capturing_every_attention_map_costs_little(setup):
         "capture": lambda: decode.translate_hypotheses(model, loaded.source_tokenizer, loaded.target_tokenizer, text),
         "plain": lambda: decode.beam_search(model, ids, 1, max_len=steps),
     })
-    assert t["capture"] < 1.3 * t["plain"], t  # benchmarks/README.md: within 20 % on a quiet machine
+    assert t["capture"] < 1.3 * t["plain"], t  # benchmarks/README.md: +3 to +24 % on a quiet machine
 
 
 def test_faster_than_marian_generate_with_attentions(setup):
@@ -71,15 +71,9 @@ def test_faster_than_marian_generate_with_attentions(setup):
     model, loaded, text, ids = setup
     marian = marian_model(loaded.source_tokenizer.vocab_size)
     steps = decode.max_output_length(model, len(ids))
-
-    def run_marian():
-        with torch.no_grad():
-            marian.generate(torch.tensor([ids]), num_beams=4, max_new_tokens=steps, min_new_tokens=steps,
-                            do_sample=False, output_attentions=True, return_dict_in_generate=True)
-
     t = fastest({
         "ours": lambda: decode.translate_hypotheses(model, loaded.source_tokenizer, loaded.target_tokenizer, text,
                                                     beam_size=4),
-        "marian": run_marian,
+        "marian": lambda: marian_translate(marian, ids, 4, steps),
     }, repeats=3)
     assert t["ours"] < 1.0 * t["marian"], t  # benchmarks/README.md has the measured ratios
