@@ -156,18 +156,21 @@ def beam_search(
     head_mask: dict[str, torch.Tensor] | None = None,
     encoded=None,
     incremental: bool = True,
+    uniform_cross: bool = False,
 ) -> list[Hypothesis]:
     """Beam search for one source sentence. With beam_size=1 this is exactly greedy decoding.
 
     Returns the finished hypotheses, best first. With record=True each carries the attention of the decoder
     passes that produced it. incremental=False runs the decoder over the whole prefix at every step (no cache):
     slower, the same result; the pass that produced the last piece then holds every earlier step's rows.
+    uniform_cross=True gives every cross-attention row equal weights (no attention: one fixed context).
     """
     head_mask = head_mask or {}
     if encoded is None:
         encoded = model.encode(torch.tensor([source]), AttentionOptions(head_mask=head_mask.get("encoder_self")))
     self_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self"))
-    cross_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("cross"))
+    cross_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("cross"),
+                                  uniform=uniform_cross)
     limit = max_len or max_output_length(model, len(source))
 
     alive = [Hypothesis([], 0.0, [], [])]
@@ -403,14 +406,16 @@ def translate_hypotheses(
     length_penalty: float = 0.6,
     need_qkv: bool = True,
     ablate: dict[str, list[tuple[int, int]]] | None = None,
+    uniform_cross: bool = False,
 ) -> list[Translation]:
     """Every finished hypothesis of a beam search (one for greedy), best first, each with the attention of the
-    run that produced it. ablate: {"cross": [(layer, head), ...], ...} switches those heads off (0-based)."""
+    run that produced it. ablate: {"cross": [(layer, head), ...], ...} switches those heads off (0-based);
+    uniform_cross=True replaces every cross-attention row by equal weights over the source."""
     head_mask = head_masks_to_tensors(model, ablate)
     source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
     hypotheses = beam_search(
         model, source[0], beam_size, length_penalty, record=True, need_qkv=need_qkv, head_mask=head_mask,
-        encoded=encoded,
+        encoded=encoded, uniform_cross=uniform_cross,
     )
     method = "greedy" if beam_size == 1 else "beam"
     encoder = _EncoderRecord.of(encoded, need_qkv)
@@ -418,10 +423,10 @@ def translate_hypotheses(
 
 
 def translate(model, source_tokenizer, target_tokenizer, text, beam_size=1, length_penalty=0.6, need_qkv=True,
-              ablate=None) -> Translation:
+              ablate=None, uniform_cross=False) -> Translation:
     """Translate one sentence (the best hypothesis), recording every attention map of the run that produced it."""
     return translate_hypotheses(
-        model, source_tokenizer, target_tokenizer, text, beam_size, length_penalty, need_qkv, ablate
+        model, source_tokenizer, target_tokenizer, text, beam_size, length_penalty, need_qkv, ablate, uniform_cross
     )[0]
 
 
@@ -435,9 +440,11 @@ def teacher_force(
     reference_ids: list[int] | None = None,
     need_qkv: bool = True,
     ablate: dict[str, list[tuple[int, int]]] | None = None,
+    uniform_cross: bool = False,
 ) -> Translation:
     """The model's attention and per-piece probabilities for a given translation (teacher forcing): the decoder
-    is fed <s> + reference instead of its own output. Give the reference as text or as target ids."""
+    is fed <s> + reference instead of its own output. Give the reference as text or as target ids. ablate and
+    uniform_cross as in translate_hypotheses."""
     head_mask = head_masks_to_tensors(model, ablate)
     source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
     output_pieces, truncated = None, False
@@ -457,7 +464,8 @@ def teacher_force(
         tgt_in,
         encoded,
         AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self")),
-        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("cross")),
+        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("cross"),
+                         uniform=uniform_cross),
     )
     log_probs = decoded.logits[0].float().log_softmax(-1)  # (tgt, vocab)
     chosen = log_probs[torch.arange(len(reference_ids)), torch.tensor(reference_ids)]

@@ -132,6 +132,14 @@ class AttentionOutput:
     kv: tuple[torch.Tensor, torch.Tensor] | None = None  # all keys and values used, for a DecoderCache
 
 
+def uniform_weights(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Equal weight on every key a query may see, whatever the scores: attention that cannot choose. Each row
+    averages the values it sees, so every query gets the same summary (the fixed context vector C of an
+    encoder-decoder without attention)."""
+    allowed = torch.ones_like(scores) if mask is None else mask.expand_as(scores).to(scores.dtype)
+    return allowed / allowed.sum(-1, keepdim=True)
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)."""
 
@@ -159,6 +167,7 @@ class MultiHeadAttention(nn.Module):
         need_qkv: bool = False,
         head_mask: torch.Tensor | None = None,  # (heads,) 1 keeps a head's output, 0 switches it off (ablation)
         scale: bool = True,  # False drops the 1/sqrt(d_k): only for teaching what the scaling is for
+        uniform: bool = False,  # True replaces the softmax weights by uniform ones: only for teaching
         past_kv: tuple[torch.Tensor, torch.Tensor] | None = None,  # self-attention: keys, values of earlier positions
         fixed_kv: tuple[torch.Tensor, torch.Tensor] | None = None,  # cross-attention: the memory's, projected already
     ) -> AttentionOutput:
@@ -173,14 +182,14 @@ class MultiHeadAttention(nn.Module):
         dropout_p = self.dropout if self.training else 0.0
 
         weights = None
-        if need_weights or not scale:
+        if need_weights or not scale or uniform:
             scores = q @ k.transpose(-2, -1)  # (batch, heads, queries, keys)
             if scale:
                 scores = scores / math.sqrt(self.d_k)
             if mask is not None:
                 # exp(-inf) = 0, so a masked key gets exactly zero weight, not merely a small one.
                 scores = scores.masked_fill(~mask, float("-inf"))
-            weights = scores.softmax(dim=-1)
+            weights = uniform_weights(scores, mask) if uniform else scores.softmax(dim=-1)
             heads = F.dropout(weights, dropout_p, self.training) @ v
         else:
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
@@ -203,8 +212,24 @@ class PositionwiseFeedForward(nn.Module):
         self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.w_2(self.dropout(F.relu(self.w_1(x))))
+    def forward(self, x: torch.Tensor, return_hidden: bool = False):
+        """-> output, or (output, the ReLU layer's activations (..., d_ff)) with return_hidden."""
+        hidden = F.relu(self.w_1(x))
+        output = self.w_2(self.dropout(hidden))
+        return (output, hidden) if return_hidden else output
+
+
+@dataclass
+class SublayerTrace:
+    """What one residual sub-layer did at every position, each (batch, positions, d_model): the residual stream
+    it read, what it added to it, and its LayerNorm's input and output (the sub-layer's input in pre-norm, the
+    sum x + Sublayer in post-norm). For the feed-forward sub-layer also its ReLU layer, (batch, positions, d_ff)."""
+
+    stream: torch.Tensor
+    update: torch.Tensor
+    norm_input: torch.Tensor
+    norm_output: torch.Tensor
+    hidden: torch.Tensor | None = None
 
 
 class SublayerConnection(nn.Module):
@@ -227,6 +252,12 @@ class SublayerConnection(nn.Module):
         x = x + self.dropout(sublayer_output)
         return x if self.norm_first else self.norm(x)
 
+    def trace(self, x, sublayer_input, sublayer_output, result, hidden=None) -> SublayerTrace:
+        """The record of one pass: x -> sublayer_input = input(x) -> sublayer_output -> result = self(x, ...)."""
+        if self.norm_first:
+            return SublayerTrace(x, sublayer_output, x, sublayer_input, hidden)
+        return SublayerTrace(x, sublayer_output, x + sublayer_output, result, hidden)
+
 
 @dataclass
 class AttentionOptions:
@@ -236,6 +267,7 @@ class AttentionOptions:
     need_qkv: bool = False
     head_mask: torch.Tensor | None = None  # (layers, heads) of 0/1 for this attention kind
     scale: bool = True
+    uniform: bool = False  # every weight row uniform over the keys it may see (no attention: one fixed context)
 
     def for_layer(self, i: int) -> dict:
         return dict(
@@ -243,6 +275,7 @@ class AttentionOptions:
             need_qkv=self.need_qkv,
             head_mask=None if self.head_mask is None else self.head_mask[i],
             scale=self.scale,
+            uniform=self.uniform,
         )
 
 
@@ -254,12 +287,19 @@ class EncoderLayer(nn.Module):
         self.sublayer_attention = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
         self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
-    def forward(self, x, src_mask, **attention_kwargs) -> tuple[torch.Tensor, AttentionOutput]:
+    def forward(self, x, src_mask, trace: bool = False, **attention_kwargs):
+        """-> (output, self-attention, {"self_attention": SublayerTrace, "feed_forward": ...} if trace else None)"""
         h = self.sublayer_attention.input(x)
         attn = self.self_attention(h, h, src_mask, **attention_kwargs)
-        x = self.sublayer_attention(x, attn.output)
-        x = self.sublayer_ffn(x, self.feed_forward(self.sublayer_ffn.input(x)))
-        return x, attn
+        y = self.sublayer_attention(x, attn.output)
+        h_ffn = self.sublayer_ffn.input(y)
+        update, hidden = self.feed_forward(h_ffn, return_hidden=True)
+        z = self.sublayer_ffn(y, update)
+        traced = None
+        if trace:
+            traced = {"self_attention": self.sublayer_attention.trace(x, h, attn.output, y),
+                      "feed_forward": self.sublayer_ffn.trace(y, h_ffn, update, z, hidden)}
+        return z, attn, traced
 
 
 class DecoderLayer(nn.Module):
@@ -273,17 +313,25 @@ class DecoderLayer(nn.Module):
         self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
     def forward(self, y, memory, tgt_mask, src_mask, self_kwargs: dict, cross_kwargs: dict,
-                past_kv: tuple | None = None, memory_kv: tuple | None = None):
-        """past_kv, memory_kv: this layer's entries of a DecoderCache (incremental decoding), else None."""
-        h = self.sublayer_self.input(y)
-        self_attn = self.self_attention(h, h, tgt_mask, past_kv=past_kv, **self_kwargs)
-        y = self.sublayer_self(y, self_attn.output)
+                past_kv: tuple | None = None, memory_kv: tuple | None = None, trace: bool = False):
+        """past_kv, memory_kv: this layer's entries of a DecoderCache (incremental decoding), else None.
+        -> (output, self-attention, cross-attention, {sub-layer name: SublayerTrace} if trace else None)"""
+        h_self = self.sublayer_self.input(y)
+        self_attn = self.self_attention(h_self, h_self, tgt_mask, past_kv=past_kv, **self_kwargs)
+        y_self = self.sublayer_self(y, self_attn.output)
         # Queries come from the decoder, keys and values from the encoder output ("memory").
-        cross_attn = self.cross_attention(self.sublayer_cross.input(y), memory, src_mask, fixed_kv=memory_kv,
-                                          **cross_kwargs)
-        y = self.sublayer_cross(y, cross_attn.output)
-        y = self.sublayer_ffn(y, self.feed_forward(self.sublayer_ffn.input(y)))
-        return y, self_attn, cross_attn
+        h_cross = self.sublayer_cross.input(y_self)
+        cross_attn = self.cross_attention(h_cross, memory, src_mask, fixed_kv=memory_kv, **cross_kwargs)
+        y_cross = self.sublayer_cross(y_self, cross_attn.output)
+        h_ffn = self.sublayer_ffn.input(y_cross)
+        update, hidden = self.feed_forward(h_ffn, return_hidden=True)
+        out = self.sublayer_ffn(y_cross, update)
+        traced = None
+        if trace:
+            traced = {"self_attention": self.sublayer_self.trace(y, h_self, self_attn.output, y_self),
+                      "cross_attention": self.sublayer_cross.trace(y_self, h_cross, cross_attn.output, y_cross),
+                      "feed_forward": self.sublayer_ffn.trace(y_cross, h_ffn, update, out, hidden)}
+        return out, self_attn, cross_attn, traced
 
 
 @dataclass
@@ -292,6 +340,7 @@ class EncoderOutput:
     src_mask: torch.Tensor  # (batch, 1, 1, src)
     attention: torch.Tensor | None = None  # (batch, layers, heads, src, src)
     qkv: dict[str, torch.Tensor] | None = None  # each (batch, layers, heads, src, d_k)
+    trace: list[dict[str, SublayerTrace]] | None = None  # per layer, with encode(trace=True)
 
 
 @dataclass
@@ -321,6 +370,7 @@ class DecoderOutput:
     self_qkv: dict[str, torch.Tensor] | None = None  # each (batch, layers, heads, n, d_k)
     cross_qkv: dict[str, torch.Tensor] | None = None  # q: (batch, layers, heads, tgt, d_k); k, v: (..., src, d_k)
     cache: DecoderCache | None = None  # keys and values up to this pass's last position, to decode the next one
+    trace: list[dict[str, SublayerTrace]] | None = None  # per layer, with decode(trace=True)
 
 
 def _stack(per_layer: list[AttentionOutput], names=("q", "k", "v")) -> tuple[torch.Tensor | None, dict | None]:
@@ -358,17 +408,22 @@ class Transformer(nn.Module):
         for emb in (self.src_embed.lookup, self.tgt_embed.lookup):
             nn.init.normal_(emb.weight, mean=0.0, std=self.cfg.d_model**-0.5)
 
-    def encode(self, src: torch.Tensor, options: AttentionOptions | None = None) -> EncoderOutput:
-        """src: (batch, src) ids ending in </s>, padded with pad_id."""
+    def encode(self, src: torch.Tensor, options: AttentionOptions | None = None, positional: bool = True,
+               trace: bool = False) -> EncoderOutput:
+        """src: (batch, src) ids ending in </s>, padded with pad_id. positional=False leaves the positional
+        encoding out (only to show what it is for: the model was trained with it). trace=True records every
+        sub-layer's residual stream, update and LayerNorm (EncoderOutput.trace)."""
         options = options or AttentionOptions()
         src_mask = padding_mask(src, self.cfg.pad_id)
-        x = self.positional(self.src_embed(src))
-        per_layer = []
+        x = self.src_embed(src)
+        x = self.positional(x) if positional else self.positional.dropout(x)
+        per_layer, traces = [], []
         for i, layer in enumerate(self.encoder_layers):
-            x, attn = layer(x, src_mask, **options.for_layer(i))
+            x, attn, traced = layer(x, src_mask, trace, **options.for_layer(i))
             per_layer.append(attn)
+            traces.append(traced)
         weights, qkv = _stack(per_layer)
-        return EncoderOutput(self.encoder_norm(x), src_mask, weights, qkv)
+        return EncoderOutput(self.encoder_norm(x), src_mask, weights, qkv, traces if trace else None)
 
     def decode(
         self,
@@ -377,13 +432,14 @@ class Transformer(nn.Module):
         self_options: AttentionOptions | None = None,
         cross_options: AttentionOptions | None = None,
         cache: DecoderCache | None = None,
+        trace: bool = False,
     ) -> DecoderOutput:
         """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1.
 
         With a cache (DecoderCache([], []) to start), tgt_in holds only the positions after the cached ones
         (usually one), and the returned attention and queries ("q" only: the keys and values are in the returned
         cache; stacking them at every step would copy the whole prefix) cover those rows. The cached prefix must
-        hold no padding."""
+        hold no padding. trace=True records every sub-layer (DecoderOutput.trace)."""
         self_options = self_options or AttentionOptions()
         cross_options = cross_options or AttentionOptions()
         offset, n = (cache.length if cache else 0), tgt_in.size(1)
@@ -394,22 +450,23 @@ class Transformer(nn.Module):
             # New rows of the causal mask; one new position may see all earlier ones and itself: no mask at all.
             tgt_mask = subsequent_mask(offset + n, tgt_in.device)[:, :, offset:] if n > 1 else None
         y = self.positional(self.tgt_embed(tgt_in), offset)
-        self_layers, cross_layers = [], []
+        self_layers, cross_layers, traces = [], [], []
         for i, layer in enumerate(self.decoder_layers):
             past_kv = cache.self_kv[i] if cache and cache.self_kv else None
             memory_kv = cache.cross_kv[i] if cache and cache.cross_kv else None
-            y, self_attn, cross_attn = layer(
+            y, self_attn, cross_attn, traced = layer(
                 y, encoded.memory, tgt_mask, encoded.src_mask, self_options.for_layer(i), cross_options.for_layer(i),
-                past_kv, memory_kv,
+                past_kv, memory_kv, trace,
             )
             self_layers.append(self_attn)
             cross_layers.append(cross_attn)
+            traces.append(traced)
         names = ("q",) if cache is not None else ("q", "k", "v")
         self_weights, self_qkv = _stack(self_layers, names)
         cross_weights, cross_qkv = _stack(cross_layers, names)
         new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers])
         return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv,
-                             new_cache)
+                             new_cache, traces if trace else None)
 
     def forward(
         self,

@@ -1,0 +1,121 @@
+"""Inside one layer: the residual stream, what each sub-layer adds to it, LayerNorm, the feed-forward ReLU layer,
+and the output layer's distribution over the target vocabulary, recorded by one teacher-forced pass of the
+model over a translation it produced (``Transformer.encode/decode(trace=True)``: values returned, not stored).
+
+The numbers the lessons quote are computed here from those records, as plain numpy, so tests can check them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .tokenizer import BOS_ID
+from .transformer import AttentionOptions, Transformer
+
+# Sub-layer names in the order they run, per stack.
+SUBLAYERS = {"encoder": ("self_attention", "feed_forward"),
+             "decoder": ("self_attention", "cross_attention", "feed_forward")}
+
+
+@dataclass
+class SublayerRecord:
+    """One sub-layer of one layer, for one sentence: (positions, d_model) arrays; hidden (positions, d_ff) for the
+    feed-forward sub-layer. See transformer.SublayerTrace."""
+
+    stream: np.ndarray
+    update: np.ndarray
+    norm_input: np.ndarray
+    norm_output: np.ndarray
+    hidden: np.ndarray | None = None
+
+
+@dataclass
+class InsidePass:
+    encoder: list[dict[str, SublayerRecord]]  # per layer: sub-layer name -> record
+    decoder: list[dict[str, SublayerRecord]]
+    log_probs: np.ndarray  # (target positions, vocab): log softmax of the output layer at each decoder position
+    norm_first: bool  # pre-norm (LayerNorm before each sub-layer) or the paper's post-norm
+    layer_norm_eps: float
+
+    def stack(self, name: str) -> list[dict[str, SublayerRecord]]:
+        return self.encoder if name == "encoder" else self.decoder
+
+
+def _records(trace, row: int = 0) -> list[dict[str, SublayerRecord]]:
+    def numpy(t):
+        return None if t is None else t[row].detach().float().numpy().copy()
+
+    return [{name: SublayerRecord(numpy(s.stream), numpy(s.update), numpy(s.norm_input), numpy(s.norm_output),
+                                  numpy(s.hidden)) for name, s in layer.items()} for layer in trace]
+
+
+@torch.inference_mode()
+def inside_pass(model: Transformer, source_ids: list[int], target_ids: list[int],
+                uniform_cross: bool = False) -> InsidePass:
+    """One teacher-forced pass: the encoder on source_ids, the decoder fed <s> + target_ids[:-1] (the output
+    of a translation, so each position computes what it computed while decoding)."""
+    encoded = model.encode(torch.tensor([source_ids]), trace=True)
+    decoded = model.decode(torch.tensor([[BOS_ID] + list(target_ids[:-1])]), encoded,
+                           cross_options=AttentionOptions(uniform=uniform_cross), trace=True)
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+    return InsidePass(_records(encoded.trace), _records(decoded.trace),
+                      decoded.logits[0].float().log_softmax(-1).numpy(), model.cfg.norm_first,
+                      norms[0].eps if norms else 1e-5)
+
+
+def standardize(x: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm before its learned gain and bias: each position's features minus their mean, over their standard
+    deviation. (x - mean) / sqrt(var + eps), over the last axis."""
+    x = x.astype(np.float64)
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(-1, keepdims=True) + eps)
+
+
+def norm(x: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(x.astype(np.float64), axis=-1)
+
+
+@dataclass
+class ResidualRow:
+    """One sub-layer at one position."""
+
+    layer: int  # 1-based
+    sublayer: str
+    stream_norm: float  # |x|, the residual stream entering the sub-layer
+    update_norm: float  # |Sublayer(...)|, what it adds
+    ratio: float  # update / stream
+    input_mean: float  # LayerNorm's input, over the features of this position
+    input_var: float
+    standardized_mean: float  # after subtracting the mean and dividing by the standard deviation
+    standardized_var: float
+    output_mean: float  # after the learned gain and bias: what the model computed
+    output_var: float
+
+
+def residual_rows(records: list[dict[str, SublayerRecord]], position: int, eps: float) -> list[ResidualRow]:
+    rows = []
+    for layer, sublayers in enumerate(records, start=1):
+        for name, r in sublayers.items():
+            stream, update = norm(r.stream[position]), norm(r.update[position])
+            z = standardize(r.norm_input[position], eps)
+            rows.append(ResidualRow(layer, name, float(stream), float(update), float(update / stream),
+                                    float(r.norm_input[position].mean()), float(r.norm_input[position].var()),
+                                    float(z.mean()), float(z.var()), float(r.norm_output[position].mean()),
+                                    float(r.norm_output[position].var())))
+    return rows
+
+
+def relative_updates(records: list[dict[str, SublayerRecord]]) -> dict[str, np.ndarray]:
+    """Sub-layer name -> (layers,) mean over positions of |update| / |stream|: how much each sub-layer changes
+    the representation it reads."""
+    names = records[0].keys()
+    return {name: np.array([(norm(layer[name].update) / norm(layer[name].stream)).mean() for layer in records])
+            for name in names}
+
+
+def relu_zero_share(records: list[dict[str, SublayerRecord]]) -> np.ndarray:
+    """(layers,) the share of the feed-forward ReLU layer's activations that are exactly 0, over all positions."""
+    return np.array([float((layer["feed_forward"].hidden == 0).mean()) for layer in records])
