@@ -39,6 +39,7 @@ class LinkState:
     present: bool = False  # presentation mode
     pair: tuple[str, int, int] | None = None  # head search: attention kind, query and key positions (from 0)
     compared: tuple[int, int, int, int] | None = None  # two sentences: query, key in the first; query, key in the second
+    view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -58,7 +59,9 @@ def clamp(number: int, low: int, high: int) -> int:
     return min(max(number, low), high)
 
 
-def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[str], max_beam: int) -> LinkState:
+def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[str], max_beam: int,
+               views: tuple[str, ...] = ()) -> LinkState:
+    """views: the names of the explorer's tabs and lessons a link may open."""
     state = LinkState()
 
     def ignore(name: str) -> None:
@@ -104,6 +107,11 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.compared = tuple(int(p) for p in parts)
         else:
             ignore("cmp")
+    if "view" in params:
+        if params["view"] in views:
+            state.view = params["view"]
+        else:
+            ignore("view")
     if "present" in params:
         if params["present"] in ("0", "1"):
             state.present = params["present"] == "1"

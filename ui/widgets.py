@@ -35,6 +35,8 @@ def repair_choice(key: str, options: Sequence, format_func: Callable[[Any], str]
     previous: dict = memory.get(key, {})
     memory[key] = dict(zip(labels, options))
     if key not in st.session_state:
+        if default is not None and _is_option(default, options):
+            st.session_state[key] = default  # the first draw starts at the default, not at the first option
         return
 
     def recover(value):

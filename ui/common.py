@@ -1,0 +1,146 @@
+"""What several views share: drawing a chart, the chosen layer and head, axis names, the kind and query selectors
+and the main attention heatmap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from model import decode, head_search, probe
+from model.transformer import ATTENTION_KINDS as KINDS
+from ui import widgets
+from viz import attention as attention_viz
+from viz.text import markdown_literal, t
+
+KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+# Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn.
+PRESENTATION_SCALE = 1.5
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every view reads: the translation shown (teacher-forced when a reference is given), the model's own
+    output, where it came from, the chosen layer and head, and the interface language."""
+
+    tr: decode.Translation
+    model_output: decode.Translation
+    checkpoint: str
+    beam: int
+    layer: int
+    head: str  # "mean" or "1".."H"
+    lang: str
+    word_level: bool
+    languages: tuple[str, str]  # (source, target) language codes
+    cfg: object  # the model's TransformerConfig
+
+
+def inspect_head(layer: int, head: int) -> None:
+    st.session_state.update(layer=layer, head=str(head))
+
+
+def open_head(layer: int, head: int, tab: str) -> None:
+    """Show this head in the main map of its attention kind."""
+    st.session_state.update(layer=layer, head=str(head), tab=tab)
+
+
+def chart(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, width="stretch")
+
+
+def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray:
+    """attention (layers, heads, queries, keys), 1-based layer, head "mean" or "1".."H" -> (queries, keys)."""
+    per_layer = attention[layer - 1]
+    return attention_viz.mean_over_heads(per_layer) if head == "mean" else per_layer[int(head) - 1]
+
+
+def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> list[str]:
+    """What each decoder position t did with its output: the piece it chose (and its probability), or, under
+    teacher forcing, the piece it was fed (with the probability the model gave it) beside the model's own top
+    choice. Short for hovers; sentence=True for a caption."""
+    out = []
+    for piece, probability, alternatives in zip(tr.target_pieces, tr.token_probs, tr.alternatives):
+        top, top_probability = alternatives[0]
+        if tr.teacher_forced:
+            key = "fed_sentence" if sentence else "fed_short"
+            shown = markdown_literal if sentence else str  # a caption is markdown; a hover is escaped by viz
+            out.append(t(key, lang, piece=shown(piece), p=probability, top=shown(top), top_p=top_probability))
+        else:
+            out.append(t("chosen_sentence", lang, piece=markdown_literal(piece), p=probability) if sentence
+                       else f"{piece} ({probability:.3f})")
+    return out
+
+
+def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> int:
+    """The chosen layer, or this kind's last one when its stack is shallower (a checkpoint may have more encoder
+    than decoder layers, or fewer); says so when it had to step back."""
+    n_layers = tr.attention(kind).shape[0]
+    if layer > n_layers:
+        st.caption(t("layer_clamped", lang, kind=t(KIND_TAB[kind], lang), n=n_layers, layer=layer))
+        return n_layers
+    return layer
+
+
+def axis_names(kind: str, lang: str) -> tuple[str, str]:
+    query = t("encoder_query", lang) if kind == "encoder_self" else t("decoder_query", lang)
+    key = t("decoder_key", lang) if kind == "decoder_self" else t("encoder_key", lang)
+    return query, key
+
+
+def axis_languages(kind: str, languages: tuple[str, str]) -> tuple[str, str]:
+    """The languages of a kind's query and key pieces, for grouping pieces into words."""
+    source, target = languages
+    return (source if kind == "encoder_self" else target), (target if kind == "decoder_self" else source)
+
+
+def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: tuple[str, str]):
+    """Every layer and head of one kind, at piece or word level -> (maps, queries, keys, masked or None)."""
+    queries, keys = tr.axis_pieces(kind)
+    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
+    return head_search.maps_at_level(tr.attention(kind), queries, keys, masked, word_level,
+                                     *axis_languages(kind, languages))
+
+
+def head_name(head: str, lang: str) -> str:
+    return t("mean_heads", lang) if head == "mean" else t("head_n", lang, n=head)
+
+
+def head_option_label(item: str, lang: str) -> str:
+    kind, layer, head = item.split(":")
+    return f"{t(KIND_TAB[kind], lang)} · L{layer} H{head}"
+
+
+def kind_selector(lang: str, key: str) -> str:
+    return widgets.radio(st, t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang),
+                         horizontal=True, key=key)
+
+
+def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> int:
+    queries, _ = tr.axis_pieces(kind)
+    return widgets.selectbox(st, t("query_token", lang), list(range(len(queries))),
+                             format_func=lambda i: f"{i}: {queries[i]}", key=key)
+
+
+def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
+                      languages: tuple[str, str]):
+    """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys)."""
+    queries, keys = tr.axis_pieces(kind)
+    weights = selected_weights(tr.attention(kind), layer, head)
+    masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
+    predicted = row_outcomes(tr, lang) if kind != "encoder_self" else None
+    if word_level:
+        weights, queries, keys, masked = probe.word_level(weights, queries, keys, *axis_languages(kind, languages),
+                                                          masked)
+        predicted = None  # a word row mixes several prediction steps
+    query_axis, key_axis = axis_names(kind, lang)
+    fig = attention_viz.attention_heatmap(
+        weights, queries, keys, query_axis, key_axis,
+        font_scale=PRESENTATION_SCALE if st.session_state.get("present") else 1.0,
+        title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
+        masked=masked, masked_label=t("masked_cell", lang),
+        predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),
+        weight_label=t("weight", lang),
+    )
+    return fig, weights, queries, keys

@@ -1,0 +1,90 @@
+"""Per-head statistics for the sentence, and the corpus statistics and ablation ranking shipped with a checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from model import decode, probe
+from ui import widgets
+from ui.common import KIND_TAB, chart, inspect_head, kind_selector
+from ui.models import get_model
+from viz.heads import statistic_grid
+from viz.text import markdown_literal, t
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def read_head_table(path: str, mtime: float) -> pd.DataFrame | str:  # mtime: a new file is read again
+    """The table, or what is wrong with it (a string naming the file)."""
+    try:
+        return probe.read_head_table(Path(path))
+    except probe.HeadTableError as e:
+        return str(e)
+
+
+def shipped_csv(checkpoint: str, name: str, lang: str) -> pd.DataFrame | None:
+    """A probe CSV shipped with the checkpoint; None when absent or unusable (then a warning names the file)."""
+    path = Path(checkpoint) / name
+    if not path.is_file():
+        return None
+    table = read_head_table(str(path), path.stat().st_mtime)
+    if isinstance(table, str):
+        st.warning(t("table_invalid", lang, error=markdown_literal(table)))
+        return None
+    return table
+
+
+def statistic_label(name: str, lang: str) -> str:
+    return t(f"stat_{name}", lang)
+
+
+def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> None:
+    stats = probe.translation_statistics(tr)
+    kind = kind_selector(lang, "stats_kind")
+    names = list(stats[kind])
+    name = widgets.selectbox(st, t("statistic", lang), names, format_func=lambda n: statistic_label(n, lang),
+                             key="stats_name")
+    labels = dict(layer_label=t("layer", lang), head_label=t("head", lang))
+    chart(statistic_grid(stats[kind][name], t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang),
+                                                                  statistic=statistic_label(name, lang)), **labels),
+          key="stats-grid")
+    frame = probe.statistics_frame({kind: stats[kind]})
+    st.caption(t("heads_table", lang))
+    st.dataframe(frame.drop(columns="kind").round(3), hide_index=True, width="stretch", key="stats-table")
+
+    st.markdown(f"**{t('inspect_head', lang)}**")
+    cfg = get_model(checkpoint).model.cfg
+    left, right, button = st.columns([1, 1, 2])
+    layer = widgets.selectbox(left, t("layer", lang), list(range(1, cfg.n_layers(kind) + 1)), key="inspect_layer")
+    head = widgets.selectbox(right, t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
+    button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(layer, head))
+
+    st.subheader(t("corpus_title", lang))
+    corpus = shipped_csv(checkpoint, "head_stats.csv", lang)
+    if corpus is None:
+        st.info(t("corpus_missing", lang, path=checkpoint))
+    else:
+        rows = corpus[corpus["kind"] == kind]
+        if name in rows and rows[name].notna().any():
+            values = rows.pivot(index="layer", columns="head", values=name).to_numpy()
+            roles = rows.pivot(index="layer", columns="head", values="role").fillna("").to_numpy().tolist()
+            chart(statistic_grid(values, t("corpus_grid_title", lang, kind=t(KIND_TAB[kind], lang),
+                                                 statistic=statistic_label(name, lang)), roles=roles, **labels),
+                  key="corpus-grid")
+        named = corpus[corpus["role"] != ""][["kind", "layer", "head", "role"]] if "role" in corpus else corpus[:0]
+        st.markdown(f"**{t('named_heads', lang)}**")
+        if named.empty:
+            st.caption(t("no_named_heads", lang))
+        else:
+            st.dataframe(named, hide_index=True, width="stretch")
+        st.markdown(f"**{t('strongest_heads', lang)}**")
+        st.dataframe(probe.strongest_heads(corpus), hide_index=True, width="stretch")
+    ranking = shipped_csv(checkpoint, "head_ablation.csv", lang)
+    if ranking is None:
+        st.info(t("ablation_ranking_missing", lang, path=checkpoint))
+    else:
+        baseline = ranking["bleu"] + ranking["bleu_drop"]
+        st.markdown(f"**{t('ablation_ranking', lang, bleu=round(float(baseline.iloc[0]), 2))}**")
+        st.dataframe(ranking.head(20), hide_index=True, width="stretch")

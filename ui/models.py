@@ -1,0 +1,85 @@
+"""The model, loaded once per process, and translations, computed once per (checkpoint, sentence, decoding,
+what-if) into a byte-bounded cache shared by every session."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import decode, inside, what_if
+from model.checkpoint import LoadedModel, load_checkpoint
+from ui.cache import ByteBudgetCache
+
+# Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
+# sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
+TRANSLATION_CACHE_BYTES = 256 * 2**20
+
+
+@st.cache_resource(show_spinner=False)
+def get_model(checkpoint: str) -> LoadedModel:
+    return load_checkpoint(checkpoint)
+
+
+def as_ablation(heads: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
+    """("cross:2:5", ...) with 1-based layer and head -> {"cross": [(1, 4)], ...} as decode expects."""
+    ablate: dict[str, list[tuple[int, int]]] = {}
+    for item in heads:
+        kind, layer, head = item.split(":")
+        ablate.setdefault(kind, []).append((int(layer) - 1, int(head) - 1))
+    return ablate
+
+
+@st.cache_resource(show_spinner=False)
+def translation_cache() -> ByteBudgetCache:
+    """One per server process, shared by every session; bounded by the bytes of the arrays it holds."""
+    return ByteBudgetCache(TRANSLATION_CACHE_BYTES)
+
+
+def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = (),
+                   uniform_cross: bool = False) -> list:
+    """Every hypothesis (one for greedy), best first. ablated, uniform_cross: what-ifs of the forward pass."""
+    def compute():
+        loaded = get_model(checkpoint)
+        return decode.translate_hypotheses(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size,
+            ablate=as_ablation(ablated), uniform_cross=uniform_cross,
+        )
+
+    return translation_cache().get(("hypotheses", checkpoint, sentence, beam_size, ablated, uniform_cross), compute)
+
+
+def get_forced(checkpoint: str, sentence: str, reference: str | None = None,
+               reference_ids: tuple[int, ...] | None = None, ablated: tuple[str, ...] = (),
+               uniform_cross: bool = False) -> decode.Translation:
+    def compute():
+        loaded = get_model(checkpoint)
+        return decode.teacher_force(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, reference=reference,
+            reference_ids=list(reference_ids) if reference_ids else None, ablate=as_ablation(ablated),
+            uniform_cross=uniform_cross,
+        )
+
+    key = ("forced", checkpoint, sentence, reference, reference_ids, ablated, uniform_cross)
+    return translation_cache().get(key, compute)
+
+
+def get_inside(checkpoint: str, tr: decode.Translation, uniform_cross: bool = False) -> inside.InsidePass:
+    """The residual stream, LayerNorm and FFN records and output distribution of the pass over tr's output."""
+    key = ("inside", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), uniform_cross)
+    return translation_cache().get(key, lambda: inside.inside_pass(get_model(checkpoint).model, tr.source_ids,
+                                                                    tr.target_ids, uniform_cross))
+
+
+def get_word_order(checkpoint: str, sentence: str, a: int, b: int) -> what_if.WordOrder:
+    def compute():
+        loaded = get_model(checkpoint)
+        return what_if.word_order(loaded.model, loaded.source_tokenizer, sentence, a, b)
+
+    return translation_cache().get(("word order", checkpoint, sentence, a, b), compute)
+
+
+def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.PaddedBatch:
+    def compute():
+        loaded = get_model(checkpoint)
+        return what_if.padded_batch(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, list(sentences))
+
+    return translation_cache().get(("padded batch", checkpoint, sentences), compute)

@@ -1,0 +1,44 @@
+"""Why attention at all: the same sentence translated with every cross-attention row made uniform, so every
+output step receives one fixed summary of the source (the context vector C of an encoder-decoder without
+attention), beside the learned attention."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ui.common import Context, attention_heatmap, chart, layer_of_kind
+from ui.models import get_forced, get_hypotheses, get_inside
+from viz.text import markdown_literal, t
+
+
+def show_no_attention(ctx: Context) -> None:
+    lang, tr = ctx.lang, ctx.tr
+    st.caption(t("no_attention_explain", lang))
+    uniform = get_hypotheses(ctx.checkpoint, tr.source_text, ctx.beam, uniform_cross=True)[0]
+    # The translation shown, scored by the model without attention (teacher forcing: fed its pieces).
+    forced = get_forced(ctx.checkpoint, tr.source_text, reference_ids=tuple(tr.target_ids), uniform_cross=True)
+    left, right = st.columns(2)
+    left.caption(t("no_attention_learned", lang))
+    left.markdown(f"#### {markdown_literal(tr.target_text)}")
+    right.caption(t("no_attention_uniform", lang))
+    right.markdown(f"#### {markdown_literal(uniform.target_text)}")
+    st.markdown(t("no_attention_logprob", lang, before=tr.log_prob, after=forced.log_prob,
+                  delta=forced.log_prob - tr.log_prob, n=len(tr.target_ids)))
+
+    layer = layer_of_kind(tr, "cross", ctx.layer, lang)
+    left, right = st.columns(2)
+    with left:
+        fig, *_ = attention_heatmap(tr, "cross", layer, ctx.head, lang, False, ctx.languages)
+        chart(fig, key="no-attention-learned")
+    with right:
+        fig, *_ = attention_heatmap(forced, "cross", layer, ctx.head, lang, False, ctx.languages)
+        chart(fig, key="no-attention-uniform")
+    # Measured, not asserted: what each cross-attention sub-layer adds at every step of the uniform pass.
+    records = get_inside(ctx.checkpoint, tr, uniform_cross=True).decoder
+    spread = max(float(np.abs(r["cross_attention"].update - r["cross_attention"].update[0]).max()) for r in records)
+    learned = get_inside(ctx.checkpoint, tr).decoder
+    learned_spread = max(float(np.abs(r["cross_attention"].update - r["cross_attention"].update[0]).max())
+                         for r in learned)
+    st.caption(t("no_attention_same_context", lang, n=len(tr.source_pieces), spread=spread,
+                 learned=learned_spread, steps=len(tr.target_ids)))

@@ -1,0 +1,60 @@
+"""Masks in a batch: the sentence and another of a different length padded into one batch; the padding mask
+keeps every weight on a padding key at exactly 0, so each sentence comes out as it does alone."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from model.transformer import ATTENTION_KINDS as KINDS
+from ui.common import KIND_TAB, Context, axis_names, chart, head_name, layer_of_kind, selected_weights
+from ui.models import get_padded_batch
+from viz import attention as attention_viz
+from viz.padding import padded_tokens_figure
+from viz.text import t
+
+SHORT_PARTNER = "Good morning."
+LONG_PARTNER = "The cat is sleeping on the sofa because it is very tired today."
+
+
+def show_padding(ctx: Context) -> None:
+    lang, tr = ctx.lang, ctx.tr
+    st.caption(t("padding_explain", lang))
+    default = SHORT_PARTNER if len(tr.source_pieces) > 6 else LONG_PARTNER
+    st.session_state.setdefault("padding_other", st.session_state.get("second_sentence", "").strip() or default)
+    other = st.text_input(t("padding_other", lang), key="padding_other").strip()
+    if not other:
+        st.info(t("padding_empty", lang))
+        return
+    batch = get_padded_batch(ctx.checkpoint, (tr.source_text, other))
+    rows = [t("sentence_first", lang), t("sentence_second", lang)]
+    chart(padded_tokens_figure(batch.source_pieces, batch.key_mask, rows, dict(
+        position=t("position", lang), real=t("padding_real", lang), padding=t("padding_pad", lang),
+        title=t("padding_tokens_title", lang))), key="padding-tokens")
+
+    padded = {"encoder_self": not batch.key_mask.all(), "cross": not batch.key_mask.all(),
+              "decoder_self": not batch.target_key_mask.all()}
+    zeros = ", ".join(f"{t(KIND_TAB[k], lang)} {batch.padding_weight[k]:g}" if padded[k]
+                      else f"{t(KIND_TAB[k], lang)}: {t('padding_none', lang)}" for k in KINDS)
+    st.markdown(t("padding_zero", lang, values=zeros))
+    table = pd.DataFrame({
+        t("padding_sentence", lang): batch.texts,
+        t("padding_in_batch", lang): batch.translations,
+        t("padding_alone", lang): batch.alone_translations,
+        t("padding_identical", lang): [a == b for a, b in zip(batch.translations, batch.alone_translations)],
+    })
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(t("padding_difference", lang, **batch.difference_from_alone))
+
+    # The padded sentence's encoder self-attention in the batch, padding keys drawn as masked.
+    short = int(batch.key_mask.sum(1).argmin())
+    layer = layer_of_kind(tr, "encoder_self", ctx.layer, lang)
+    weights = selected_weights(batch.encoder_attention[short], layer, ctx.head)
+    pieces = batch.source_pieces[short]
+    masked = ~batch.key_mask[short][None, :].repeat(len(pieces), 0)
+    query_axis, key_axis = axis_names("encoder_self", lang)
+    chart(attention_viz.attention_heatmap(
+        weights, pieces, pieces, query_axis, key_axis, masked=masked, masked_label=t("padding_masked", lang),
+        title=t("padding_map_title", lang, layer=layer, head=head_name(ctx.head, lang),
+                sentence=rows[short]), weight_label=t("weight", lang)), key="padding-map")
+    st.caption(t("padding_rows_note", lang))

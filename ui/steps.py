@@ -1,0 +1,61 @@
+"""Scaled dot-product attention worked through for one query of one head, on the model's own Q, K and V."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from model import decode
+from ui.common import chart, kind_selector, layer_of_kind, query_selector
+from viz import attention as attention_viz
+from viz import steps as steps_viz
+from viz.text import markdown_literal, t
+
+
+@dataclass
+class QueryChoice:
+    """One query of one head, chosen in a view: its kind, position, axis pieces, the head's q, K, V and mask row."""
+
+    kind: str
+    layer: int  # 1-based, within this kind's stack
+    position: int
+    queries: list[str]
+    keys: list[str]
+    head_index: int
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    masked: np.ndarray | None
+
+
+def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefix: str) -> QueryChoice:
+    """Attention kind and query selectors; "mean over heads" has no vectors of its own, so it shows head 1."""
+    kind = kind_selector(lang, f"{prefix}_kind")
+    position = query_selector(tr, kind, lang, f"{prefix}_query")
+    layer = layer_of_kind(tr, kind, layer, lang)
+    queries, keys = tr.axis_pieces(kind)
+    head_index = 0 if head == "mean" else int(head) - 1
+    if head == "mean":
+        st.caption(t("mean_shows_head_1", lang))
+    qkv = tr.qkv[kind]
+    masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
+    return QueryChoice(kind, layer, position, queries, keys, head_index, qkv["q"][layer - 1, head_index, position],
+                       qkv["k"][layer - 1, head_index], qkv["v"][layer - 1, head_index], masked)
+
+
+def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
+    st.caption(t("explain_steps", lang))
+    c = choose_query(tr, layer, head, lang, "steps")
+    steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
+    labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked", "dimension")}
+    labels.update(scaled=t("scaled_scores", lang), key=t("key", lang), mask=t("mask_col", lang))
+    st.markdown(f"**{t('qkv_title', lang, layer=c.layer, head=c.head_index + 1)}**")
+    chart(steps_viz.vectors_figure(steps, c.queries[c.position], c.keys, labels), key="steps-vectors")
+    chart(steps_viz.steps_figure(steps, c.keys, labels), key="steps-bars")
+    st.dataframe(steps_viz.steps_table(steps, c.keys, labels), hide_index=True, width="stretch")
+    chart(steps_viz.output_figure(steps, labels), key="steps-output")
+    model_row = tr.attention(c.kind)[c.layer - 1, c.head_index, c.position]
+    st.caption(t("steps_matches", lang, token=markdown_literal(c.queries[c.position]),
+                 diff=float(np.abs(model_row - steps.weights).max())))

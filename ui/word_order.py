@@ -1,0 +1,65 @@
+"""Why positional encoding: the encoder on the sentence and on the same words with two swapped, with the
+positional encoding and without it (an argument of the forward pass)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import what_if
+from model.tokenizer import WORD_BOUNDARY
+from ui import widgets
+from ui.common import Context, axis_names, chart, head_name, layer_of_kind, selected_weights
+from ui.models import get_word_order
+from viz import attention as attention_viz
+from viz.text import markdown_literal, t
+
+EXAMPLE = "The dog chases the cat."
+
+
+def use_example() -> None:
+    st.session_state.update(sentence=EXAMPLE, order_a=1, order_b=4)
+
+
+def show_word_order(ctx: Context) -> None:
+    lang, tr = ctx.lang, ctx.tr
+    st.caption(t("order_explain", lang))
+    units = what_if.word_units(tr.source_pieces)
+    words = ["".join(tr.source_pieces[i] for i in unit).replace(WORD_BOUNDARY, " ").strip() for unit in units]
+    choices = [i for i, unit in enumerate(units) if tr.source_pieces[unit[0]] != "</s>"]
+    left, right, button = st.columns([2, 2, 1], vertical_alignment="bottom")
+    label = lambda i: f"{i}: {words[i]}"  # noqa: E731
+    a = widgets.selectbox(left, t("order_first", lang), choices, key="order_a", format_func=label,
+                          default=choices[min(1, len(choices) - 1)])
+    last_word = [i for i in choices if any(c.isalnum() for c in words[i])] or choices
+    b = widgets.selectbox(right, t("order_second", lang), choices, key="order_b", format_func=label,
+                          default=last_word[-1])
+    button.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example)
+    if a == b:
+        st.info(t("order_same", lang))
+        return
+    result = get_word_order(ctx.checkpoint, tr.source_text, a, b)
+    st.markdown(t("order_sentences", lang, first=markdown_literal(tr.source_text),
+                  second=markdown_literal(result.swapped_text)))
+    without, with_pe = st.columns(2)
+    without.metric(t("order_without_pe", lang), f"{result.attention_difference[False]:.1e}",
+                   help=t("order_metric_help", lang))
+    with_pe.metric(t("order_with_pe", lang), f"{result.attention_difference[True]:.3f}",
+                   help=t("order_metric_help", lang))
+    st.caption(t("order_measured", lang, attention_without=result.attention_difference[False],
+                 output_without=result.output_difference[False], attention_with=result.attention_difference[True],
+                 output_with=result.output_difference[True], size=result.output_size))
+
+    layer = layer_of_kind(tr, "encoder_self", ctx.layer, lang)
+    query_axis, key_axis = axis_names("encoder_self", lang)
+    for positional in (False, True):
+        st.markdown(f"**{t('order_with_pe' if positional else 'order_without_pe', lang)}**")
+        columns = st.columns(2)
+        for column, pieces, attention, name in ((columns[0], result.pieces, result.attention, "first"),
+                                                (columns[1], result.swapped_pieces, result.swapped_attention,
+                                                 "second")):
+            title = t("order_map_title", lang, layer=layer, head=head_name(ctx.head, lang),
+                      sentence=t(f"sentence_{name}", lang))
+            with column:
+                chart(attention_viz.attention_heatmap(
+                    selected_weights(attention[positional], layer, ctx.head), pieces, pieces, query_axis, key_axis,
+                    title=title, weight_label=t("weight", lang)), key=f"order-{int(positional)}-{name}")
