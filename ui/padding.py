@@ -27,7 +27,7 @@ def show_padding(ctx: Context) -> None:
         st.info(t("padding_empty", lang))
         return
     batch = get_padded_batch(ctx.checkpoint, (tr.source_text, other))
-    rows = [t("sentence_first", lang), t("sentence_second", lang)]
+    rows = [t("padding_row", lang, n=n) for n in (1, 2)]
     chart(padded_tokens_figure(batch.source_pieces, batch.key_mask, rows, dict(
         position=t("position", lang), real=t("padding_real", lang), padding=t("padding_pad", lang),
         title=t("padding_tokens_title", lang))), key="padding-tokens")

@@ -54,11 +54,11 @@ def show_word_order(ctx: Context) -> None:
     for positional in (False, True):
         st.markdown(f"**{t('order_with_pe' if positional else 'order_without_pe', lang)}**")
         columns = st.columns(2)
-        for column, pieces, attention, name in ((columns[0], result.pieces, result.attention, "first"),
+        for column, pieces, attention, name in ((columns[0], result.pieces, result.attention, "original"),
                                                 (columns[1], result.swapped_pieces, result.swapped_attention,
-                                                 "second")):
+                                                 "swapped")):
             title = t("order_map_title", lang, layer=layer, head=head_name(ctx.head, lang),
-                      sentence=t(f"sentence_{name}", lang))
+                      sentence=t(f"order_{name}", lang))
             with column:
                 chart(attention_viz.attention_heatmap(
                     selected_weights(attention[positional], layer, ctx.head), pieces, pieces, query_axis, key_axis,

@@ -18,6 +18,7 @@ STREAM_COLOR = "#9ecae1"
 UPDATE_COLOR = "#3182bd"
 RATIO_COLOR = "#e6550d"
 SUBLAYER_COLORS = {"self_attention": "#3182bd", "cross_attention": "#31a354", "feed_forward": "#e6550d"}
+SUBLAYER_ORDER = tuple(SUBLAYER_COLORS)  # the order a decoder layer runs them, for the legend
 
 
 def _title(text: str) -> dict:
@@ -37,7 +38,7 @@ def residual_figure(steps: list[str], stream_norms, update_norms, ratios, labels
     fig.update_layout(title=_title(labels["title"]), barmode="group", height=380, margin=dict(l=10, r=10, t=60, b=10),
                       legend=dict(orientation="h", y=-0.25))
     fig.update_yaxes(title_text=labels["norm"], secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text=labels["ratio"], secondary_y=True, rangemode="tozero", showgrid=False)
+    fig.update_yaxes(title_text=labels["ratio"], secondary_y=True, rangemode="tozero", showgrid=False, tickformat=".0%")
     return fig
 
 
@@ -55,7 +56,8 @@ def layer_norm_figure(norm_input: np.ndarray, standardized: np.ndarray, norm_out
                       row=1, col=col)
         fig.update_xaxes(title_text=labels["feature_value"], row=1, col=col)
     fig.update_yaxes(title_text=labels["count"], row=1, col=1)
-    fig.update_layout(title=_title(labels["title"]), height=320, margin=dict(l=10, r=10, t=90, b=10))
+    fig.update_layout(title=dict(text=html.escape(labels["title"], quote=False), y=0.97, yanchor="top"), height=340,
+                      margin=dict(l=10, r=10, t=110, b=10))
     return fig
 
 
@@ -104,7 +106,8 @@ def sublayer_updates_figure(updates: dict[str, dict[str, np.ndarray]], zero_shar
         for name, values in updates[stack].items():
             layers = list(range(1, len(values) + 1))
             fig.add_trace(go.Bar(x=layers, y=values, name=labels["sublayers"][name], legendgroup=name,
-                                 showlegend=name not in shown, marker_color=SUBLAYER_COLORS.get(name)),
+                                 showlegend=name not in shown, marker_color=SUBLAYER_COLORS.get(name),
+                                 legendrank=SUBLAYER_ORDER.index(name) if name in SUBLAYER_ORDER else 99),
                           row=row, col=1)
             shown.add(name)
         share = zero_share[stack]
@@ -131,8 +134,10 @@ def output_distribution_figure(probabilities: np.ndarray, pieces: list[str], cho
     text = plotly_literal([pieces[i] for i in order[:named]])
     fig = go.Figure(go.Scatter(x=ranks, y=probabilities[order], mode="lines", line=dict(color=STREAM_COLOR),
                                hovertemplate=f"{labels['rank']} %{{x}}: %{{y:.2e}}<extra></extra>", showlegend=False))
+    # Labels alternate above and below the curve: neighbouring ranks sit close together on a log axis.
+    positions = ["top right" if i % 2 else "bottom left" for i in range(len(text))]
     fig.add_trace(go.Scatter(x=ranks[:named], y=probabilities[order[:named]], mode="markers+text", text=text,
-                             textposition="middle right", marker=dict(color=UPDATE_COLOR, size=8), showlegend=False,
+                             textposition=positions, marker=dict(color=UPDATE_COLOR, size=8), showlegend=False,
                              hovertemplate="%{text}: %{y:.4f}<extra></extra>"))
     rank = int(np.nonzero(order == chosen)[0][0]) + 1
     fig.add_trace(go.Scatter(x=[rank], y=[probabilities[chosen]], mode="markers", name=labels["chosen"],

@@ -27,10 +27,10 @@ def padded_tokens_figure(pieces: list[list[str]], real: np.ndarray, row_labels: 
         hovertemplate=f"{labels['position']} %{{x}}: %{{text}} (%{{customdata}})<extra></extra>",
     ))
     fig.update_layout(
-        title=dict(text=html.escape(labels["title"], quote=False)),
-        xaxis=dict(title=labels["position"], side="top", dtick=1),
+        title=dict(text=html.escape(labels["title"], quote=False), y=0.98, yanchor="top"),
+        xaxis=dict(title=dict(text=labels["position"], standoff=2), side="top", dtick=1),
         yaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=plotly_literal(row_labels),
                    autorange="reversed"),
-        height=120 + 48 * n_rows, margin=dict(l=10, r=10, t=90, b=10), plot_bgcolor="white",
+        height=150 + 48 * n_rows, margin=dict(l=10, r=10, t=110, b=10), plot_bgcolor="white",
     )
     return fig

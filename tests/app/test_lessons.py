@@ -1,0 +1,158 @@
+"""The Lessons page in AppTest: every lesson renders in both interface languages, and each what-if shows what
+it claims with the model's own numbers (the shipped en-zh checkpoint where the point needs a trained model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from model import decode
+from model.checkpoint import load_checkpoint
+from ui.lessons import LESSON_KEYS, LESSONS
+
+from ..conftest import SHIPPED
+from .test_app import APP, figures, heat, plotly_array
+
+shipped = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped en-zh checkpoint")
+
+
+def open_lesson(at: AppTest, lesson: str) -> AppTest:
+    at.session_state["page"] = "lessons"
+    at.session_state["lesson"] = lesson
+    at.run()
+    assert not at.exception, lesson
+    return at
+
+
+def table_with(at: AppTest, column: str):
+    """The page's table that has this column (the translation's piece table is on every page)."""
+    return next(frame.value for frame in at.dataframe if column in frame.value.columns)
+
+
+def run_shipped(monkeypatch, **query) -> AppTest:
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = lang
+    at.run()
+    seen = set()
+    for lesson in LESSON_KEYS:
+        open_lesson(at, lesson)
+        charts = figures(at)
+        assert charts, f"{lesson} draws nothing"
+        seen |= set(charts)
+        assert any(m.value.startswith("**") for m in at.markdown), lesson  # the lesson's argument, in words
+        if LESSONS[lesson]:
+            assert at.button(key=f"open-{lesson}").label  # and its link to the explorer
+    for key in ("no-attention-learned", "no-attention-uniform", "order-0-original", "order-1-swapped",
+                "padding-tokens", "padding-map", "residual-norms", "layernorm-histograms", "norm-axes", "ffn-updates",
+                "output-distribution"):
+        assert key in seen, key
+
+
+def test_a_link_opens_a_lesson_and_its_button_opens_the_explorer_view(checkpoint_root):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["view"] = "lesson_encoder_decoder"
+    at.run()
+    assert at.session_state["page"] == "lessons" and at.session_state["lesson"] == "lesson_encoder_decoder"
+    assert at.query_params["view"] == "lesson_encoder_decoder"
+    at.button(key="open-lesson_encoder_decoder").click().run()
+    assert at.session_state["page"] == "explore" and at.session_state["tab"] == "tab_cross"
+    assert "heatmap-cross" in figures(at)
+    assert at.query_params["view"] == "tab_cross"
+
+
+def test_uniform_cross_attention_lesson_shows_flat_rows_and_the_log_prob_change(checkpoint_root, tiny_checkpoint):
+    at = open_lesson(AppTest.from_file(APP, default_timeout=120).run(), "lesson_encoder_decoder")
+    charts = figures(at)
+    uniform = heat(charts["no-attention-uniform"])
+    np.testing.assert_allclose(uniform, 1 / uniform.shape[1], rtol=1e-6)
+    learned = heat(charts["no-attention-learned"])
+    assert learned.shape == uniform.shape and np.ptp(learned) > 0
+    loaded = load_checkpoint(tiny_checkpoint)
+    tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, at.session_state["sentence"])
+    forced = decode.teacher_force(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, tr.source_text,
+                                  reference_ids=tr.target_ids, uniform_cross=True)
+    said = next(m.value for m in at.markdown if "Log-probability" in m.value)
+    assert f"**{tr.log_prob:.2f}**" in said and f"**{forced.log_prob - tr.log_prob:+.2f}**" in said
+
+
+@shipped
+def test_word_order_lesson_proves_a_bag_of_words_without_positions(monkeypatch):
+    at = run_shipped(monkeypatch, s="The dog chases the cat.", view="lesson_positions")
+    assert not at.exception
+    assert at.selectbox(key="order_a").value == 1 and at.selectbox(key="order_b").value == 4  # dog, cat
+    assert any("Swapped: The cat chases the dog" in m.value.replace("\\", "") for m in at.markdown)
+    without, with_pe = (float(m.value) for m in at.metric)
+    assert without < 1e-5 and with_pe > 0.1
+    charts = figures(at)
+    original, swapped = heat(charts["order-0-original"]), heat(charts["order-0-swapped"])
+    permutation = [0, 6, 2, 3, 4, 5, 1, 7, 8]  # ▁The ▁cat ▁ chase s ▁the ▁dog . </s>
+    np.testing.assert_allclose(swapped, original[np.ix_(permutation, permutation)], atol=1e-5)
+    assert np.abs(heat(charts["order-1-swapped"]) - heat(charts["order-1-original"])[np.ix_(permutation, permutation)]
+                  ).max() > 0.05
+    # Another pair of words: the sentence changes with one choice.
+    at.selectbox(key="order_b").select(2).run()
+    assert any("Swapped: The chases dog the cat" in m.value.replace("\\", "") for m in at.markdown)
+
+
+def test_padding_lesson_batches_two_sentences_and_padding_gets_zero(checkpoint_root):
+    at = open_lesson(AppTest.from_file(APP, default_timeout=120).run(), "lesson_masks")
+    at.text_input(key="padding_other").input("Good morning.").run()
+    charts = figures(at)
+    tokens = charts["padding-tokens"]["data"][0]
+    real = plotly_array(tokens["z"])
+    assert (real[1] == 0).any() or (real[0] == 0).any()  # one row is padded
+    assert "&lt;pad&gt;" in sum(tokens["text"], [])
+    weights = heat(charts["padding-map"])
+    masked = next(trace for trace in charts["padding-map"]["data"] if trace.get("name") == "masked")
+    padded_columns = ~np.isnan(plotly_array(masked["z"])).all(axis=0)
+    assert padded_columns.any() and np.isnan(weights[:, padded_columns]).all()  # drawn grey, not as a value
+    np.testing.assert_allclose(np.nansum(weights, axis=1), 1.0, atol=1e-5)  # the real keys hold all the weight
+    said = next(m.value for m in at.markdown if "Largest weight on a padding key" in m.value)
+    assert "Encoder self-attention 0," in said and "Cross-attention 0." in said
+    assert table_with(at, "Identical")["Identical"].all()
+
+
+def test_residual_lesson_standardizes_to_mean_0_variance_1(checkpoint_root):
+    at = open_lesson(AppTest.from_file(APP, default_timeout=120).run(), "lesson_residual")
+    table = table_with(at, "standardized mean / var")
+    for cell in table["standardized mean / var"]:
+        mean, var = (float(x) for x in cell.split(" / "))
+        assert abs(mean) < 1e-5 and var == pytest.approx(1.0, abs=1e-3)
+    assert len(table) == 2 * 2  # tiny model: 2 encoder layers x (self-attention, FFN)
+    at.radio(key="residual_stack").set_value("decoder").run()
+    assert len(table_with(at, "standardized mean / var")) == 2 * 3  # decoder layers also have cross-attention
+
+
+def test_output_lesson_draws_the_whole_vocabulary_and_marks_the_chosen_piece(checkpoint_root, tiny_checkpoint):
+    at = open_lesson(AppTest.from_file(APP, default_timeout=120).run(), "lesson_output")
+    loaded = load_checkpoint(tiny_checkpoint)
+    tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, at.session_state["sentence"])
+    curve, named, star = figures(at)["output-distribution"]["data"]
+    probabilities = plotly_array(curve["y"])
+    assert len(probabilities) == loaded.target_tokenizer.vocab_size
+    assert probabilities.sum() == pytest.approx(1.0, abs=1e-4) and (np.diff(probabilities) <= 0).all()
+    assert star["y"][0] == pytest.approx(tr.token_probs[0], abs=1e-5)
+    if len(tr.target_ids) > 1:
+        at.slider(key="output_step").set_value(1).run()
+        star = figures(at)["output-distribution"]["data"][2]
+        assert star["y"][0] == pytest.approx(tr.token_probs[1], abs=1e-5)
+
+
+def test_a_lessons_settings_survive_a_visit_to_another_lesson(checkpoint_root):
+    at = open_lesson(AppTest.from_file(APP, default_timeout=120).run(), "lesson_residual")
+    at.radio(key="residual_stack").set_value("decoder").run()
+    open_lesson(at, "lesson_ffn")
+    open_lesson(at, "lesson_residual")
+    assert at.radio(key="residual_stack").value == "decoder"
