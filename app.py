@@ -1,9 +1,9 @@
 """Attention explorer: `streamlit run app.py`.
 
-Widgets and layout only. The model is loaded once per process (st.cache_resource); each (checkpoint,
-sentence, decoding) is translated once into a byte-bounded cache shared by all sessions (ui.cache) and every
-view reads that one result. Figures come from viz/, which never calls the model; widget-state repair and link
-parsing live in ui/.
+The entry and its wiring: the sidebar, session and URL state, and which page (explorer or lessons) and view
+runs. Each view's widgets and layout live in its own ui/ module and read one Context; the model is loaded once
+per process and each (checkpoint, sentence, decoding, what-if) is computed once into a byte-bounded cache shared
+by all sessions (ui.models, ui.cache). Figures come from viz/, which never calls the model.
 """
 
 from __future__ import annotations
@@ -165,7 +165,8 @@ def use_pair() -> None:
     chosen = st.session_state.pair_example
     if chosen:
         _, first, second = next(p for p in MINIMAL_PAIRS if p[0] == chosen)
-        st.session_state.update(sentence=first, second_sentence=second, pair_example="", tab="tab_compare")
+        st.session_state.update(sentence=first, second_sentence=second, pair_example="",
+                                page="explore", tab="tab_compare")
 
 
 def switch_checkpoint() -> None:

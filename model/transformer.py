@@ -259,6 +259,15 @@ class SublayerConnection(nn.Module):
         return SublayerTrace(x, sublayer_output, x + sublayer_output, result, hidden)
 
 
+def feed_forward_sublayer(connection: SublayerConnection, feed_forward: PositionwiseFeedForward, x: torch.Tensor):
+    """The last sub-layer of every encoder and decoder layer. -> (output, its SublayerTrace: a record of tensors
+    already computed, so keeping it costs nothing)"""
+    h = connection.input(x)
+    update, hidden = feed_forward(h, return_hidden=True)
+    out = connection(x, update)
+    return out, connection.trace(x, h, update, out, hidden)
+
+
 @dataclass
 class AttentionOptions:
     """What to ask of every attention layer of one kind: record weights/QKV, switch heads off, drop the scaling."""
@@ -292,13 +301,10 @@ class EncoderLayer(nn.Module):
         h = self.sublayer_attention.input(x)
         attn = self.self_attention(h, h, src_mask, **attention_kwargs)
         y = self.sublayer_attention(x, attn.output)
-        h_ffn = self.sublayer_ffn.input(y)
-        update, hidden = self.feed_forward(h_ffn, return_hidden=True)
-        z = self.sublayer_ffn(y, update)
+        z, ffn_trace = feed_forward_sublayer(self.sublayer_ffn, self.feed_forward, y)
         traced = None
         if trace:
-            traced = {"self_attention": self.sublayer_attention.trace(x, h, attn.output, y),
-                      "feed_forward": self.sublayer_ffn.trace(y, h_ffn, update, z, hidden)}
+            traced = {"self_attention": self.sublayer_attention.trace(x, h, attn.output, y), "feed_forward": ffn_trace}
         return z, attn, traced
 
 
@@ -323,14 +329,12 @@ class DecoderLayer(nn.Module):
         h_cross = self.sublayer_cross.input(y_self)
         cross_attn = self.cross_attention(h_cross, memory, src_mask, fixed_kv=memory_kv, **cross_kwargs)
         y_cross = self.sublayer_cross(y_self, cross_attn.output)
-        h_ffn = self.sublayer_ffn.input(y_cross)
-        update, hidden = self.feed_forward(h_ffn, return_hidden=True)
-        out = self.sublayer_ffn(y_cross, update)
+        out, ffn_trace = feed_forward_sublayer(self.sublayer_ffn, self.feed_forward, y_cross)
         traced = None
         if trace:
             traced = {"self_attention": self.sublayer_self.trace(y, h_self, self_attn.output, y_self),
                       "cross_attention": self.sublayer_cross.trace(y_self, h_cross, cross_attn.output, y_cross),
-                      "feed_forward": self.sublayer_ffn.trace(y_cross, h_ffn, update, out, hidden)}
+                      "feed_forward": ffn_trace}
         return out, self_attn, cross_attn, traced
 
 
