@@ -237,19 +237,26 @@ def view_selectors(cfg, lang: str) -> None:
     word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
+def fetch_again(checkpoint: str, sentence: str, beam: int, choice: int, reference: str):
+    """How to get the translation shown again, holding only its recipe (strings and numbers), not its arrays."""
+    if reference:
+        return lambda: get_forced(checkpoint, sentence, reference=reference)
+    return lambda: get_hypotheses(checkpoint, sentence, beam)[choice]
+
+
 def explorer_views(ctx: Context) -> dict:
     """Tab key -> the function that draws that view of the explorer."""
     tr, lang = ctx.tr, ctx.lang
     view = (ctx.layer, ctx.head, lang)
 
     def encoder_view():
-        show_attention(tr, "encoder_self", *view, ctx.word_level, ctx.languages)
+        show_attention(tr, "encoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch)
         st.caption(t("explain_multihead", lang))
 
     return {
         "tab_encoder": encoder_view,
-        "tab_decoder": lambda: show_attention(tr, "decoder_self", *view, ctx.word_level, ctx.languages),
-        "tab_cross": lambda: show_attention(tr, "cross", *view, ctx.word_level, ctx.languages),
+        "tab_decoder": lambda: show_attention(tr, "decoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch),
+        "tab_cross": lambda: show_attention(tr, "cross", *view, ctx.word_level, ctx.languages, ctx.fetch),
         "tab_positional": lambda: show_positional(ctx.cfg.d_model, ctx.cfg.max_len, lang),
         "tab_softmax": lambda: show_scaling(tr, *view),
         "tab_steps": lambda: show_steps(tr, *view),
@@ -309,10 +316,11 @@ def main() -> None:
     hypotheses = get_hypotheses(checkpoint, sentence, beam)
     choice = 0
     if len(hypotheses) > 1:
-        choice = widgets.selectbox(
-            st.sidebar, t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
-            format_func=lambda i: f"{i + 1}. {hypotheses[i].target_text} ({hypotheses[i].log_prob:.2f})",
-        )
+        # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also
+        # after it disconnects), and a lambda over the hypotheses would keep every one of them alive with it.
+        labels = [f"{i + 1}. {h.target_text} ({h.log_prob:.2f})" for i, h in enumerate(hypotheses)]
+        choice = widgets.selectbox(st.sidebar, t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
+                                   format_func=labels.__getitem__)
     model_output = hypotheses[choice]
     reference = st.session_state.reference.strip()
     tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
@@ -333,7 +341,8 @@ def main() -> None:
     page_selector(lang)
 
     ctx = Context(tr, model_output, checkpoint, beam, int(st.session_state.layer), st.session_state.head, lang,
-                  st.session_state.word_level, languages, cfg)
+                  st.session_state.word_level, languages, cfg,
+                  fetch_again(checkpoint, sentence, beam, choice, reference))
     explorer = explorer_views(ctx)
     if st.session_state.page == "lessons":
         for key, tab in lazy_tabs(LESSON_KEYS, "lesson", "lesson_tab", lang).items():

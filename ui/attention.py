@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from model import decode, export
@@ -31,7 +33,10 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
 
 
 def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
-                   languages: tuple[str, str]) -> None:
+                   languages: tuple[str, str], fetch: Callable[[], decode.Translation]) -> None:
+    """fetch: gets tr again (from the shared cache, or computed anew), for the download button to keep instead of
+    tr itself: Streamlit keeps a session's download callables as long as the session, even disconnected, and a
+    beam-8 translation of a long sentence holds tens of MiB."""
     layer = layer_of_kind(tr, kind, layer, lang)
     fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
     chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
@@ -42,9 +47,10 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
     # Files are made only when a button is clicked (a callable), not on every run; a click does not rerun.
     csv_button, npz_button = st.columns(2)
+    shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
     csv_button.download_button(
         t("download_csv", lang),
-        lambda: attention_csv(weights, queries, keys, axis_names(kind, lang)[0]),
+        lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
         file_name=f"{kind}-layer{layer}-head{head}{'-words' if word_level else ''}.csv",
         mime="text/csv",
         key=f"csv-{kind}",
@@ -52,7 +58,7 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
     )
     npz_button.download_button(
         t("download_npz", lang),
-        lambda: export.to_bytes(tr, ".npz"),
+        lambda: export.to_bytes(fetch(), ".npz"),
         file_name="translation.npz",
         mime="application/octet-stream",
         key=f"npz-{kind}",

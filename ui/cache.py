@@ -56,6 +56,15 @@ class ByteBudgetCache:
     def __len__(self) -> int:
         return len(self._items)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+    def values(self) -> list[Any]:
+        with self._lock:
+            return [value for value, _ in self._items.values()]
+
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._items:

@@ -3,6 +3,7 @@ and the main attention heatmap."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ class Context:
     word_level: bool
     languages: tuple[str, str]  # (source, target) language codes
     cfg: object  # the model's TransformerConfig
+    fetch: Callable[[], decode.Translation]  # tr again, from the shared cache or computed anew (see show_attention)
 
 
 def inspect_head(layer: int, head: int) -> None:

@@ -10,8 +10,9 @@ from model.checkpoint import LoadedModel, load_checkpoint
 from ui.cache import ByteBudgetCache
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
-# sentence holds well under 1 MiB, a long beam-8 one up to ~100 MiB.
-TRANSLATION_CACHE_BYTES = 256 * 2**20
+# sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
+# benchmarks/server_memory.py just over 1 GiB (1,034 MiB); 128 MiB: 853 and 924 MiB.
+TRANSLATION_CACHE_BYTES = 128 * 2**20
 
 
 @st.cache_resource(show_spinner=False)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import gc
 import json
+import weakref
 
 import numpy as np
 import streamlit as st
@@ -445,3 +447,32 @@ def test_the_head_search_pair_lives_in_the_link(checkpoint_root):
             shared.selectbox(key="search_key").value) == ("cross", 1, 2)
     bad = run_app(pair="cross.x.2")
     assert not bad.exception and any("`pair`" in w.value for w in bad.warning)
+
+
+def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoint_root, monkeypatch):
+    """Streamlit keeps a session's widget functions (format_func, download callables) for as long as the session,
+    even after it disconnects: they must not hold the translation's arrays, or the server's memory grows with
+    every visitor past the cache's budget. (AppTest keeps the widgets' functions; the download callables are kept
+    here by hand, as the server's media manager keeps them.)"""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from ui.models import translation_cache
+
+    kept = []
+    real_download_button = DeltaGenerator.download_button
+
+    def keeping_download_button(self, label, data, *args, **kwargs):
+        kept.append(data)
+        return real_download_button(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", keeping_download_button)
+    at = run_app(beam="3")  # beam search: the hypothesis selector in the sidebar
+    open_tab(at, "tab_cross")  # a view with download buttons
+    assert kept and all(callable(data) for data in kept)
+    cache = translation_cache()
+    held = [weakref.ref(t) for value in cache.values() for t in (value if isinstance(value, list) else [value])]
+    assert held
+    cache.clear()
+    gc.collect()
+    assert [r() for r in held if r() is not None] == []
+    assert kept[-1]()[:2] == b"PK"  # the .npz download still works: it translates again
