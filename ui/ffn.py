@@ -18,7 +18,7 @@ def show_ffn(ctx: Context) -> None:
     result = get_inside(ctx.checkpoint, ctx.tr)
     updates = {stack: inside.relative_updates(result.stack(stack)) for stack in ("encoder", "decoder")}
     zeros = {stack: inside.relu_zero_share(result.stack(stack)) for stack in ("encoder", "decoder")}
-    names = ("self_attention", "cross_attention", "feed_forward")
+    names = inside.SUBLAYERS["decoder"]
     chart(inside_viz.sublayer_updates_figure(updates, zeros, dict(
         stacks={s: t(f"stack_{s}", lang) for s in ("encoder", "decoder")},
         sublayers={n: t(f"sublayer_{n}", lang) for n in names}, layer=t("layer", lang),

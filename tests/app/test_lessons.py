@@ -156,3 +156,12 @@ def test_a_lessons_settings_survive_a_visit_to_another_lesson(checkpoint_root):
     open_lesson(at, "lesson_ffn")
     open_lesson(at, "lesson_residual")
     assert at.radio(key="residual_stack").value == "decoder"
+
+
+def test_a_link_to_an_unknown_view_is_ignored_with_a_notice(checkpoint_root):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["view"] = "lesson_<script>"
+    at.run()
+    assert not at.exception
+    assert at.session_state["page"] == "explore" and at.session_state["tab"] == "tab_encoder"
+    assert any("view" in w.value and "ignored" in w.value for w in at.warning)
