@@ -76,4 +76,4 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         key_label=t("key", lang),
     )
     chart(grid, key=f"grid-{kind}")
-    st.caption(t("grid_help", lang))
+    st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))

@@ -48,8 +48,9 @@ def open_head(layer: int, head: int, tab: str) -> None:
     st.session_state.update(layer=layer, head=str(head), tab=tab)
 
 
-def chart(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, width="stretch")
+def chart(fig, key: str, stretch: bool = True) -> None:
+    """stretch=False keeps the figure's own width (a narrow table-like figure)."""
+    st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, width="stretch" if stretch else "content")
 
 
 def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray:
@@ -126,8 +127,9 @@ def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> in
 
 
 def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
-                      languages: tuple[str, str]):
-    """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys)."""
+                      languages: tuple[str, str], title: str | None = None):
+    """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
+    title: instead of the kind, layer and head."""
     queries, keys = tr.axis_pieces(kind)
     weights = selected_weights(tr.attention(kind), layer, head)
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
@@ -140,7 +142,7 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     fig = attention_viz.attention_heatmap(
         weights, queries, keys, query_axis, key_axis,
         font_scale=PRESENTATION_SCALE if st.session_state.get("present") else 1.0,
-        title=t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
+        title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
         predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),
         weight_label=t("weight", lang),

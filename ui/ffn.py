@@ -22,7 +22,8 @@ def show_ffn(ctx: Context) -> None:
     chart(inside_viz.sublayer_updates_figure(updates, zeros, dict(
         stacks={s: t(f"stack_{s}", lang) for s in ("encoder", "decoder")},
         sublayers={n: t(f"sublayer_{n}", lang) for n in names}, layer=t("layer", lang),
-        relative=t("ffn_relative", lang), zeros=t("ffn_zeros", lang), title=t("ffn_title", lang))), key="ffn-updates")
+        relative=t("ffn_relative", lang), zeros=t("ffn_zeros", lang), title=t("ffn_title", lang),
+        subplot=t("subplot_title", lang))), key="ffn-updates")
     attention_larger = sum(int(u["self_attention"][i] > u["feed_forward"][i]) for u in updates.values()
                            for i in range(len(u["feed_forward"])))
     n_layers = sum(len(u["feed_forward"]) for u in updates.values())

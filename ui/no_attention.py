@@ -7,13 +7,17 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.common import Context, attention_heatmap, chart, layer_of_kind
+from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind
 from ui.models import get_forced, get_hypotheses, get_inside
 from viz.text import markdown_literal, t
 
 
+WIDE = 14  # pieces above which the two maps stand one under the other instead of side by side
+
+
 def show_no_attention(ctx: Context) -> None:
-    lang, tr = ctx.lang, ctx.tr
+    # The model's own translation, also when a reference is given: it is what the uniform run is compared with.
+    lang, tr = ctx.lang, ctx.model_output
     st.caption(t("no_attention_explain", lang))
     uniform = get_hypotheses(ctx.checkpoint, tr.source_text, ctx.beam, uniform_cross=True)[0]
     # The translation shown, scored by the model without attention (teacher forcing: fed its pieces).
@@ -27,13 +31,16 @@ def show_no_attention(ctx: Context) -> None:
                   delta=forced.log_prob - tr.log_prob, n=len(tr.target_ids)))
 
     layer = layer_of_kind(tr, "cross", ctx.layer, lang)
-    left, right = st.columns(2)
-    with left:
-        fig, *_ = attention_heatmap(tr, "cross", layer, ctx.head, lang, False, ctx.languages)
-        chart(fig, key="no-attention-learned")
-    with right:
-        fig, *_ = attention_heatmap(forced, "cross", layer, ctx.head, lang, False, ctx.languages)
-        chart(fig, key="no-attention-uniform")
+    wide = max(len(tr.source_pieces), len(tr.target_pieces), len(uniform.target_pieces)) > WIDE
+    boxes = (st.container(), st.container()) if wide else st.columns(2)
+    # Each map under its own translation: the learned one's rows are its pieces, the uniform one's are the
+    # pieces the uniform run wrote.
+    for box, translation, name in ((boxes[0], tr, "learned"), (boxes[1], uniform, "uniform")):
+        with box:
+            fig, *_ = attention_heatmap(translation, "cross", layer, ctx.head, lang, False, ctx.languages,
+                                        title=t(f"no_attention_map_{name}", lang, layer=layer,
+                                                head=head_name(ctx.head, lang)))
+            chart(fig, key=f"no-attention-{name}")
     # Measured, not asserted: what each cross-attention sub-layer adds at every step of the uniform pass.
     records = get_inside(ctx.checkpoint, tr, uniform_cross=True).decoder
     spread = max(float(np.abs(r["cross_attention"].update - r["cross_attention"].update[0]).max()) for r in records)

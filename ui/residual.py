@@ -56,8 +56,11 @@ def show_residual(ctx: Context) -> None:
                  smallest=min(r.ratio for r in rows), largest=max(r.ratio for r in rows)))
 
     st.markdown(f"**{t('layernorm_heading', lang)}**")
-    choice = widgets.selectbox(st, t("layernorm_which", lang), list(range(len(rows))), key="layernorm_sublayer",
-                               format_func=lambda i: steps[i])
+    # Options name a layer and sub-layer ("6:feed_forward"), so the choice survives a switch of stack.
+    names = [f"{r.layer}:{r.sublayer}" for r in rows]
+    chosen = widgets.selectbox(st, t("layernorm_which", lang), names, key="layernorm_sublayer",
+                               format_func=lambda name: steps[names.index(name)])
+    choice = names.index(chosen)
     row = rows[choice]
     record = records[row.layer - 1][row.sublayer]
     values = record.norm_input[position]
@@ -65,6 +68,7 @@ def show_residual(ctx: Context) -> None:
     chart(inside_viz.layer_norm_figure(values, standardized, record.norm_output[position], dict(
         input=t("layernorm_input", lang), standardized=t("layernorm_standardized", lang),
         output=t("layernorm_output", lang), feature_value=t("layernorm_value", lang), count=t("layernorm_count", lang),
+        stats=t("layernorm_stats", lang),
         title=t("layernorm_title", lang, step=steps[choice], piece=pieces[position]))), key="layernorm-histograms")
     table = pd.DataFrame([{
         t("layernorm_col_sublayer", lang): steps[i], "|x|": r.stream_norm, "|Δ|": r.update_norm,

@@ -14,6 +14,7 @@ from viz import attention as attention_viz
 from viz.text import markdown_literal, t
 
 EXAMPLE = "The dog chases the cat."
+WIDE = 14  # pieces above which the two maps stand one under the other
 
 
 def use_example() -> None:
@@ -33,7 +34,8 @@ def show_word_order(ctx: Context) -> None:
     last_word = [i for i in choices if any(c.isalnum() for c in words[i])] or choices
     b = widgets.selectbox(right, t("order_second", lang), choices, key="order_b", format_func=label,
                           default=last_word[-1])
-    button.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example)
+    if tr.source_text.strip() != EXAMPLE:
+        button.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example, help=EXAMPLE)
     if a == b:
         st.info(t("order_same", lang))
         return
@@ -53,7 +55,8 @@ def show_word_order(ctx: Context) -> None:
     query_axis, key_axis = axis_names("encoder_self", lang)
     for positional in (False, True):
         st.markdown(f"**{t('order_with_pe' if positional else 'order_without_pe', lang)}**")
-        columns = st.columns(2)
+        # Side by side while both maps stay legible; one under the other for long sentences.
+        columns = st.columns(2) if len(result.pieces) <= WIDE else (st.container(), st.container())
         for column, pieces, attention, name in ((columns[0], result.pieces, result.attention, "original"),
                                                 (columns[1], result.swapped_pieces, result.swapped_attention,
                                                  "swapped")):

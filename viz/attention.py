@@ -151,14 +151,21 @@ def attention_heatmap(
     # they shrink towards 10 px rather than overlap.
     key_font = round(12 * font_scale * min(1.0, 14 / max(n_k, 1))) if font_scale > 1 else 12
     key_font = max(key_font, 10)
+    # Room above the map for the key labels (slanted ones need their length), the key axis title and the title,
+    # so the title never runs into the labels.
+    angle = (-90 if font_scale > 1 else -45) if n_k > 8 else 0
+    longest = max((len(k) for k in key_tokens), default=1)
+    label_room = key_font + 6 if angle == 0 else round(key_font * 0.65 * longest * (1.0 if angle == -90 else 0.75)) + 8
+    top = label_room + 30 + (34 if title else 0)
     fig.update_layout(
-        title=dict(text=html.escape(title, quote=False)) if title else None,
+        title=dict(text=html.escape(title, quote=False), y=1.0, yanchor="top", yref="container", pad=dict(t=8))
+        if title else None,
         xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
-                   tickangle=(-90 if font_scale > 1 else -45) if n_k > 8 else 0, tickfont=dict(size=key_font)),
+                   tickangle=angle, tickfont=dict(size=key_font)),
         yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
                    autorange="reversed", tickfont=dict(size=round(12 * font_scale))),
-        height=max(320, 60 + round(26 * font_scale) * n_q),
-        margin=dict(l=10, r=10, t=90 if title else 60, b=10),
+        height=max(320, top + 10 + round(26 * font_scale) * n_q),
+        margin=dict(l=10, r=10, t=top, b=10),
         plot_bgcolor="white",
     )
     return fig

@@ -35,10 +35,11 @@ def residual_figure(steps: list[str], stream_norms, update_norms, ratios, labels
     fig.add_trace(go.Bar(x=x, y=list(update_norms), name=labels["update"], marker_color=UPDATE_COLOR), secondary_y=False)
     fig.add_trace(go.Scatter(x=x, y=list(ratios), name=labels["ratio"], mode="lines+markers",
                              line=dict(color=RATIO_COLOR)), secondary_y=True)
-    fig.update_layout(title=_title(labels["title"]), barmode="group", height=380, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(title=_title(labels["title"]), barmode="group", height=430, margin=dict(l=10, r=10, t=90, b=10),
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0), xaxis=dict(tickangle=-60))
     fig.update_yaxes(title_text=labels["norm"], secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text=labels["ratio"], secondary_y=True, rangemode="tozero", showgrid=False, tickformat=".0%")
+    fig.update_yaxes(title_text=labels["ratio"], secondary_y=True, rangemode="tozero", showgrid=False, tickformat=".0%",
+                     tickmode="auto", nticks=6)
     return fig
 
 
@@ -46,9 +47,11 @@ def layer_norm_figure(norm_input: np.ndarray, standardized: np.ndarray, norm_out
                       labels: dict) -> go.Figure:
     """One position's d_model features at one LayerNorm: as it came in, after subtracting their mean and dividing
     by their standard deviation, and after the learned gain and bias (what the model computed). Each panel's title
-    says its mean and variance. labels: input, standardized, output, feature_value, count, title."""
+    says its mean and variance. labels: input, standardized, output, feature_value, count, title, and stats (a
+    template with {mean} and {var})."""
     panels = [(labels["input"], norm_input), (labels["standardized"], standardized), (labels["output"], norm_output)]
-    titles = [f"{html.escape(name, quote=False)}<br>mean {np.mean(v):+.3f}, var {np.var(v):.3f}" for name, v in panels]
+    titles = [html.escape(f"{name}\n{labels['stats'].format(mean=np.mean(v), var=np.var(v))}", quote=False)
+              .replace("\n", "<br>") for name, v in panels]
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.06)
     for col, (name, values) in enumerate(panels, start=1):
         fig.add_trace(go.Histogram(x=np.asarray(values, dtype=np.float32), nbinsx=40, name=name,
@@ -94,11 +97,13 @@ def sublayer_updates_figure(updates: dict[str, dict[str, np.ndarray]], zero_shar
     """updates: stack ("encoder", "decoder") -> sub-layer name -> (layers,) mean |update| / |stream|;
     zero_share: stack -> (layers,) share of the ReLU layer's activations that are 0. Two rows (the stacks), the
     relative updates by sub-layer on the left, the zero share on the right.
-    labels: stacks (stack -> name), sublayers (name -> label), layer, relative, zeros, title."""
+    labels: stacks (stack -> name), sublayers (name -> label), layer, relative, zeros, title, and subplot (a
+    template with {stack} and {what})."""
     stacks = list(updates)
     titles = []
     for stack in stacks:
-        titles += [f"{labels['stacks'][stack]}: {labels['relative']}", f"{labels['stacks'][stack]}: {labels['zeros']}"]
+        titles += [labels["subplot"].format(stack=labels["stacks"][stack], what=labels[what])
+                   for what in ("relative", "zeros")]
     fig = make_subplots(rows=len(stacks), cols=2, subplot_titles=[html.escape(t, quote=False) for t in titles],
                         column_widths=[0.65, 0.35], vertical_spacing=0.18, horizontal_spacing=0.08)
     shown = set()
@@ -117,8 +122,10 @@ def sublayer_updates_figure(updates: dict[str, dict[str, np.ndarray]], zero_shar
         fig.update_yaxes(range=[0, 1], tickformat=".0%", row=row, col=2)
         for col in (1, 2):
             fig.update_xaxes(title_text=labels["layer"], dtick=1, row=row, col=col)
-    fig.update_layout(title=_title(labels["title"]), barmode="group", height=300 * len(stacks) + 80,
-                      margin=dict(l=10, r=10, t=90, b=10), legend=dict(orientation="h", y=-0.08))
+    # The legend under the last row, clear of its "layer" axis titles.
+    fig.update_layout(title=_title(labels["title"]), barmode="group", height=300 * len(stacks) + 150,
+                      margin=dict(l=10, r=10, t=100, b=70),
+                      legend=dict(orientation="h", y=0, yanchor="bottom", x=0, yref="container"))
     return fig
 
 

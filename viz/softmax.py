@@ -93,8 +93,12 @@ def variance_figure(stats: dict, labels: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=d, y=stats["scaled"], mode="markers+lines", name=labels["scaled"],
                              line=dict(color=SCALED_COLOR)))
     fig.add_trace(go.Scatter(x=d, y=d, mode="lines", name=labels["theory"], line=dict(dash="dot", color="grey")))
-    fig.update_layout(title=labels["title"], xaxis=dict(title=labels["x"], type="log"),
-                      yaxis=dict(title=labels["y"], type="log"), height=380, margin=dict(l=10, r=10, t=50, b=10))
+    # Ticks at the d_k values themselves (powers of two) and at whole decades, not Plotly's "2, 5" in between.
+    ticks = [int(x) for x in d]
+    fig.update_layout(title=labels["title"],
+                      xaxis=dict(title=labels["x"], type="log", tickmode="array", tickvals=ticks, ticktext=ticks),
+                      yaxis=dict(title=labels["y"], type="log", dtick=1), height=380,
+                      margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
 
@@ -140,6 +144,7 @@ def saturation_figure(stats: dict, labels: dict) -> go.Figure:
                            line=dict(color=color), showlegend=col == 1, legendgroup=kind),
                 row=1, col=col,
             )
-        fig.update_xaxes(type="log", title_text=labels["x"], row=1, col=col)
+        fig.update_xaxes(type="log", title_text=labels["x"], tickmode="array", tickvals=[int(x) for x in d][::2],
+                         ticktext=[int(x) for x in d][::2], row=1, col=col)
     fig.update_layout(title=labels["title"], height=380, margin=dict(l=10, r=10, t=70, b=10))
     return fig
