@@ -152,11 +152,12 @@ def attention_heatmap(
     key_font = round(12 * font_scale * min(1.0, 14 / max(n_k, 1))) if font_scale > 1 else 12
     key_font = max(key_font, 10)
     # Room above the map for the key labels (slanted ones need their length), the key axis title and the title,
-    # so the title never runs into the labels.
+    # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
+    # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
     angle = (-90 if font_scale > 1 else -45) if n_k > 8 else 0
     longest = max((len(k) for k in key_tokens), default=1)
-    label_room = key_font + 6 if angle == 0 else round(key_font * 0.65 * longest * (1.0 if angle == -90 else 0.75)) + 8
-    top = label_room + 30 + (34 if title else 0)
+    label_room = key_font + 6 if angle == 0 else round(key_font * 0.5 * longest) + 8
+    top = 90 if font_scale > 1 else label_room + 30 + (34 if title else 0)
     fig.update_layout(
         title=dict(text=html.escape(title, quote=False), y=1.0, yanchor="top", yref="container", pad=dict(t=8))
         if title else None,
