@@ -15,10 +15,13 @@ from viz.text import markdown_literal, t
 
 EXAMPLE = "The dog chases the cat."
 WIDE = 14  # pieces above which the two maps stand one under the other
+# Not offered as the default pair: swapping two of these rarely shows anything ("walked to the the station").
+FUNCTION_WORDS = frozenset("a an the to of in on at by for and or but is are was were be it i my your his her "
+                           "their our we you he she they this that with as from".split())
 
 
 def use_example() -> None:
-    st.session_state.update(sentence=EXAMPLE, order_a=1, order_b=4)
+    st.session_state.update(sentence=EXAMPLE)
 
 
 def show_word_order(ctx: Context) -> None:
@@ -29,11 +32,17 @@ def show_word_order(ctx: Context) -> None:
     choices = [i for i, unit in enumerate(units) if tr.source_pieces[unit[0]] != "</s>"]
     left, right, button = st.columns([2, 2, 1], vertical_alignment="bottom")
     label = lambda i: f"{i}: {words[i]}"  # noqa: E731
-    a = widgets.selectbox(left, t("order_first", lang), choices, key="order_a", format_func=label,
-                          default=choices[min(1, len(choices) - 1)])
-    last_word = [i for i in choices if any(c.isalnum() for c in words[i])] or choices
+    # By default the first and the last content word (dog and cat in the example), chosen afresh for each new
+    # sentence: positions picked in another sentence name other words.
+    if st.session_state.get("order_sentence") != tr.source_text:
+        st.session_state.order_sentence = tr.source_text
+        for key in ("order_a", "order_b"):
+            st.session_state.pop(key, None)
+    content = [i for i in choices if any(c.isalnum() for c in words[i]) and words[i].lower() not in FUNCTION_WORDS]
+    content = content if len(content) >= 2 else choices
+    a = widgets.selectbox(left, t("order_first", lang), choices, key="order_a", format_func=label, default=content[0])
     b = widgets.selectbox(right, t("order_second", lang), choices, key="order_b", format_func=label,
-                          default=last_word[-1])
+                          default=content[-1])
     if tr.source_text.strip() != EXAMPLE:
         button.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example, help=EXAMPLE)
     if a == b:
