@@ -75,16 +75,14 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
                                             f"{MAX_SENTENCE_CHARACTERS} characters"))
                 sentence = sentence[:MAX_SENTENCE_CHARACTERS]
             setattr(state, attribute, sentence or None)
-    if "ckpt" in params:
-        if params["ckpt"] in checkpoints:
-            state.checkpoint = params["ckpt"]
-        else:
-            ignore("ckpt")
-    if "lang" in params:
-        if params["lang"] in languages:
-            state.lang = params["lang"]
-        else:
-            ignore("lang")
+    # Names the app offers: used as given, or ignored.
+    for name, attribute, offered in (("ckpt", "checkpoint", checkpoints), ("lang", "lang", languages),
+                                     ("view", "view", views)):
+        if name in params:
+            if params[name] in offered:
+                setattr(state, attribute, params[name])
+            else:
+                ignore(name)
     if "layer" in params:
         state.layer = parse_number(params["layer"])
         if state.layer is None:
@@ -107,11 +105,6 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.compared = tuple(int(p) for p in parts)
         else:
             ignore("cmp")
-    if "view" in params:
-        if params["view"] in views:
-            state.view = params["view"]
-        else:
-            ignore("view")
     if "present" in params:
         if params["present"] in ("0", "1"):
             state.present = params["present"] == "1"
