@@ -119,3 +119,9 @@ def relative_updates(records: list[dict[str, SublayerRecord]]) -> dict[str, np.n
 def relu_zero_share(records: list[dict[str, SublayerRecord]]) -> np.ndarray:
     """(layers,) the share of the feed-forward ReLU layer's activations that are exactly 0, over all positions."""
     return np.array([float((layer["feed_forward"].hidden == 0).mean()) for layer in records])
+
+
+def largest_step_difference(records: list[dict[str, SublayerRecord]], sublayer: str) -> float:
+    """The largest difference, over every layer, feature and position, between what a sub-layer adds at a
+    position and at position 0: 0 when it adds the same vector everywhere (one fixed context)."""
+    return max(float(np.abs(layer[sublayer].update - layer[sublayer].update[0]).max()) for layer in records)

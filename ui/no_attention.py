@@ -4,13 +4,12 @@ attention), beside the learned attention."""
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
+from model import inside
 from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind
 from ui.models import get_forced, get_hypotheses, get_inside
 from viz.text import markdown_literal, t
-
 
 WIDE = 14  # pieces above which the two maps stand one under the other instead of side by side
 
@@ -42,10 +41,7 @@ def show_no_attention(ctx: Context) -> None:
                                                 head=head_name(ctx.head, lang)))
             chart(fig, key=f"no-attention-{name}")
     # Measured, not asserted: what each cross-attention sub-layer adds at every step of the uniform pass.
-    records = get_inside(ctx.checkpoint, tr, uniform_cross=True).decoder
-    spread = max(float(np.abs(r["cross_attention"].update - r["cross_attention"].update[0]).max()) for r in records)
-    learned = get_inside(ctx.checkpoint, tr).decoder
-    learned_spread = max(float(np.abs(r["cross_attention"].update - r["cross_attention"].update[0]).max())
-                         for r in learned)
+    spread, learned_spread = (inside.largest_step_difference(get_inside(ctx.checkpoint, tr, uniform).decoder,
+                                                             "cross_attention") for uniform in (True, False))
     st.caption(t("no_attention_same_context", lang, n=len(tr.source_pieces), spread=spread,
                  learned=learned_spread, steps=len(tr.target_ids)))

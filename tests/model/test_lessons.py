@@ -41,6 +41,8 @@ def test_uniform_cross_attention_gives_every_step_the_same_context(tiny_model, t
         np.testing.assert_array_equal(update, np.broadcast_to(update[0], update.shape))
         learned_update = learned.decoder[layer]["cross_attention"].update
         assert np.abs(learned_update - learned_update[0]).max() > 1e-3
+    assert inside.largest_step_difference(uniform.decoder, "cross_attention") == 0.0  # what the lesson quotes
+    assert inside.largest_step_difference(learned.decoder, "cross_attention") > 1e-3
 
 
 def test_uniform_teacher_forcing_scores_the_original_translation(tiny_model, tokenizers):
