@@ -48,14 +48,7 @@ def difference_heatmap(
         colorbar=dict(title=value_label, thickness=12), xgap=1, ygap=1,
         hovertemplate=f"{query_axis}: %{{y}}<br>{key_axis}: %{{x}}<br>{value_label}: %{{z:+.4f}}<extra></extra>",
     ))
-    fig.update_layout(
-        title=dict(text=html.escape(title, quote=False)) if title else None,
-        xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
-                   tickangle=-45 if n_k > 8 else 0),
-        yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
-                   autorange="reversed"),
-        height=max(320, 60 + 26 * n_q), margin=dict(l=10, r=10, t=90 if title else 60, b=10), plot_bgcolor="white",
-    )
+    _map_layout(fig, q_text, k_text, query_axis, key_axis, title)
     return fig
 
 
@@ -147,6 +140,15 @@ def attention_heatmap(
                 name="masked",
             )
         )
+    _map_layout(fig, q_text, k_text, query_axis, key_axis, title, font_scale)
+    return fig
+
+
+def _map_layout(fig: go.Figure, q_text: list[str], k_text: list[str], query_axis: str, key_axis: str, title: str,
+                font_scale: float = 1.0) -> None:
+    """The layout every (queries, keys) map shares: keys on top, queries down, each tick a piece, the title
+    above the key labels."""
+    n_q, n_k = len(q_text), len(k_text)
     # Large labels (presentation) stand upright above the columns, so neighbours never touch; with many keys
     # they shrink towards 10 px rather than overlap.
     key_font = round(12 * font_scale * min(1.0, 14 / max(n_k, 1))) if font_scale > 1 else 12
@@ -155,7 +157,7 @@ def attention_heatmap(
     # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
     # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
     angle = (-90 if font_scale > 1 else -45) if n_k > 8 else 0
-    longest = max((len(k) for k in key_tokens), default=1)
+    longest = max((len(html.unescape(k)) for k in k_text), default=1)
     label_room = key_font + 6 if angle == 0 else round(key_font * 0.5 * longest) + 8
     top = 90 if font_scale > 1 else label_room + 30 + (34 if title else 0)
     fig.update_layout(
@@ -169,7 +171,6 @@ def attention_heatmap(
         margin=dict(l=10, r=10, t=top, b=10),
         plot_bgcolor="white",
     )
-    return fig
 
 
 def tile_heads(maps: np.ndarray, fill=np.nan) -> tuple[np.ndarray, tuple[int, int]]:
