@@ -11,7 +11,8 @@ import gzip
 import hashlib
 import os
 import random
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # ../shared/data beside the repository, unless ATTENTION_EXPLORER_DATA points elsewhere.
@@ -31,6 +32,9 @@ class Splits:
     train: list[Example]
     valid: list[Example]
     test: list[Example]
+    # Word pairs (dictionary glosses, names): not sentences, so training draws a sample of them each epoch
+    # (`model.train --lexicon-per-epoch`) instead of reading them all as sentence pairs.
+    lexicon: list[tuple[str, str]] = field(default_factory=list)
 
     def __getitem__(self, name: str) -> list[Example]:
         return getattr(self, name)
@@ -88,6 +92,7 @@ def read_multi30k(directory: Path, split: str, src_lang: str = "en", tgt_lang: s
 # corpus -> the folders it reads in data_dir
 CORPORA = {
     "tatoeba-en-zh": ("tatoeba-en-zh",),
+    "tatoeba-extra-en-zh": ("tatoeba-en-zh", "en-zh-extra"),
     "multi30k-en-de": ("multi30k",),
     "tatoeba-en-de": ("tatoeba-en-de",),
     "tatoeba-multi30k-en-de": ("tatoeba-en-de", "multi30k"),
@@ -120,6 +125,8 @@ def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:
     data_dir = Path(data_dir)
     if corpus == "tatoeba-en-zh":
         return _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
+    if corpus == "tatoeba-extra-en-zh":
+        return _extra_en_zh_splits(data_dir)
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
@@ -153,3 +160,138 @@ def read_everyday(target_language: str, path: Path = EVERYDAY) -> list[Example]:
 def training_pairs(examples: list[Example]) -> list[tuple[str, str]]:
     """Every (source, reference) pair: a sentence with three references gives three training pairs."""
     return [(e.source, ref) for e in examples for ref in e.references]
+
+
+# --- English-Chinese with the extra everyday data -------------------------------------------------------------
+# The validation and test splits stay those of cmn-eng.tsv (so scores compare with the earlier checkpoint); the
+# extra sentence files only add training pairs, after every held-out English sentence is removed from them.
+EXTRA_SENTENCE_FILES = (
+    "tatoeba-cmn-eng-2024.tsv",
+    "jec-basic-sentences.tsv",
+    "wiktionary-examples.tsv",
+    "global-asp-stories.tsv",
+    "xsid.tsv",
+)
+# Each training pair whose English holds a given name (and whose Chinese its transliteration) gets this many
+# copies with other names on both sides (Tom/汤姆 -> Jerry/杰瑞): names are otherwise learnt one by one.
+NAME_COPIES = 1
+REPO = Path(__file__).resolve().parents[1]
+# Sentences the app shows or the tests require translated (examples, minimal pairs, lessons, the seeds' own
+# sentences), with the words each translation must contain: never trained on.
+MUST_TRANSLATE = REPO / "tests" / "data" / "must_translate.tsv"
+
+
+def normalise_english(text: str) -> str:
+    """The form two English sentences are compared in: case, spacing, curly quotes and final punctuation ignored."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    return re.sub(r"\s+", " ", text).strip().rstrip(".!?;:,。！？ ").strip()
+
+
+def protected_english(repo: Path = REPO) -> set[str]:
+    """Normalised English of every sentence that must never be in training data: the everyday set, every
+    checkpoint's examples and the must-translate list (minimal pairs, lesson buttons, the seeds' sentences)."""
+    sentences = [e.source for e in read_everyday("zh", repo / "tests" / "data" / "everyday.tsv")]
+    for examples in sorted((repo / "checkpoints").glob("*/examples.txt")):
+        sentences += [line for line in examples.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sentences += [row.english for row in read_must_translate(repo / "tests" / "data" / "must_translate.tsv")]
+    return {normalise_english(s) for s in sentences}
+
+
+@dataclass
+class MustTranslate:
+    english: str
+    language: str  # target language: "zh" or "de"
+    words: list[str]  # must appear in the greedy translation, in this order
+
+
+def read_must_translate(path: Path = MUST_TRANSLATE) -> list[MustTranslate]:
+    rows = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        english, language, words = line.split("\t")
+        rows.append(MustTranslate(english.strip(), language.strip(), words.split()))
+    return rows
+
+
+def read_pairs(path: Path) -> list[tuple[str, str]]:
+    """English <tab> Chinese [<tab> attribution] lines."""
+    pairs = []
+    with open(path, encoding="utf-8-sig") as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) >= 2 and cols[0].strip() and cols[1].strip():
+                pairs.append((cols[0].strip(), cols[1].strip()))
+    return pairs
+
+
+def read_names(path: Path) -> dict[str, str]:
+    """CC-CEDICT given names: English -> Chinese transliteration, only those of two or more characters (a
+    one-character name such as 安 is also an everyday word, so finding it in a sentence proves nothing)."""
+    return {en: zh for en, zh in read_pairs(path) if len(zh) >= 2 and re.fullmatch(r"[A-Z][a-z]+", en)}
+
+
+def substitute_names(
+    pairs: list[tuple[str, str]], names: dict[str, str], copies: int = NAME_COPIES, seed: int = 7
+) -> list[tuple[str, str]]:
+    """For every pair whose English has a name of `names` as a word and whose Chinese has its transliteration,
+    `copies` new pairs with that name replaced by another on both sides. Deterministic (seeded)."""
+    rng = random.Random(seed)
+    pool = sorted(names)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, pool)) + r")\b")
+    out = []
+    for en, zh in pairs:
+        found = [n for n in dict.fromkeys(pattern.findall(en)) if names[n] in zh]
+        if not found:
+            continue
+        for _ in range(copies):
+            new_en, new_zh = en, zh
+            for name in found:
+                other = rng.choice(pool)
+                while other in found or names[other] in zh:
+                    other = rng.choice(pool)
+                new_en = re.sub(rf"\b{re.escape(name)}\b", other, new_en)
+                new_zh = new_zh.replace(names[name], names[other])
+            out.append((new_en, new_zh))
+    return out
+
+
+_GLOSS_SKIP = re.compile(r"variant of|surname|\(|\[|CL:|abbr|see |used in|radical|classifier|Kangxi|\||/|;")
+
+
+def read_cedict_words(path: Path) -> list[tuple[str, str]]:
+    """Dictionary glosses usable as word pairs: short glosses of short words, without the dictionary's notes
+    (variants, surnames, classifiers, cross-references); a leading 'to ' of a verb gloss is dropped."""
+    pairs = []
+    for en, zh in read_pairs(path):
+        if _GLOSS_SKIP.search(en) or len(en.split()) > 4 or not 1 <= len(zh) <= 4:
+            continue
+        if re.search(r"[A-Za-z0-9%]", zh):
+            continue
+        pairs.append((en[3:] if en.startswith("to ") else en, zh))
+    return pairs
+
+
+def _extra_en_zh_splits(data_dir: Path) -> Splits:
+    base = _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
+    extra = data_dir / "en-zh-extra"
+    held_out = {normalise_english(e.source) for e in base.valid + base.test} | protected_english()
+    train: dict[str, list[str]] = {}
+    pairs = training_pairs(base.train)
+    for name in EXTRA_SENTENCE_FILES:
+        pairs += read_pairs(extra / name)
+    names = read_names(extra / "cedict-names.tsv")
+    pairs += substitute_names(pairs, names)
+    for en, zh in pairs:
+        if normalise_english(en) not in held_out:
+            refs = train.setdefault(en, [])
+            if zh not in refs:
+                refs.append(zh)
+    lexicon = [
+        (en, zh)
+        for en, zh in read_cedict_words(extra / "cedict-words.tsv")
+        + read_pairs(extra / "cedict-names.tsv")
+        + read_pairs(extra / "cldr-names.tsv")
+        if normalise_english(en) not in held_out
+    ]
+    return Splits(train=[Example(s, r) for s, r in train.items()], valid=base.valid, test=base.test, lexicon=lexicon)

@@ -14,12 +14,18 @@ WORD_BOUNDARY = "\u2581"  # SentencePiece's "▁": marks a piece that starts a n
 
 
 def train_sentencepiece(
-    sentences: list[str], vocab_size: int, character_coverage: float = 1.0, normalization: str = "nmt_nfkc"
+    sentences: list[str],
+    vocab_size: int,
+    character_coverage: float = 1.0,
+    normalization: str = "nmt_nfkc",
+    dummy_prefix: bool = True,
 ) -> bytes:
     """Train a unigram model on the given (training-split) sentences; returns the serialized model.
 
     Use normalization="identity" for Chinese targets: NFKC would turn full-width punctuation (，？！) into
-    ASCII, so the model could never write the punctuation Chinese references use."""
+    ASCII, so the model could never write the punctuation Chinese references use. dummy_prefix=False for Chinese:
+    SentencePiece otherwise puts a "▁" (word start) before the first character, and as Chinese has no spaces the
+    sentence's first piece is often a lone "▁" that takes a row of every decoder map and says nothing."""
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences),
@@ -28,6 +34,7 @@ def train_sentencepiece(
         model_type="unigram",
         character_coverage=character_coverage,
         normalization_rule_name=normalization,
+        add_dummy_prefix=dummy_prefix,
         pad_id=PAD_ID,
         unk_id=UNK_ID,
         bos_id=BOS_ID,
@@ -102,17 +109,26 @@ def visible(text: str) -> str:
 
 def group_pieces_into_words(pieces: list[str], language: str = "en") -> list[list[int]]:
     """Indices of the pieces that make up each word: a new word starts at a piece beginning with "▁", and
-    special tokens (<s>, </s>) stand alone. Chinese is written without spaces, so "▁" marks only the start of
-    the sentence; there each piece (a character or a frequent word such as 我们) is its own unit."""
+    special tokens (<s>, </s>) and punctuation stand alone. Chinese is written without spaces, so "▁" marks
+    only the start of the sentence; there each piece (a character or a frequent word such as 我们) is its own
+    unit."""
     if language.startswith("zh"):
         return [[i] for i in range(len(pieces))]
     words: list[list[int]] = []
     for i, piece in enumerate(pieces):
-        if not words or _is_special(piece) or piece.startswith(WORD_BOUNDARY) or _is_special(pieces[i - 1]):
+        # Punctuation is a word of its own ("▁Jerry" "." are two words, not "▁Jerry."), and so is what follows it.
+        if (not words or _is_special(piece) or piece.startswith(WORD_BOUNDARY) or _is_special(pieces[i - 1])
+                or _is_punctuation(piece) or _is_punctuation(pieces[i - 1])):
             words.append([i])
         else:
             words[-1].append(i)
     return words
+
+
+def _is_punctuation(piece: str) -> bool:
+    """A piece of punctuation only, except the apostrophes and hyphens inside words (didn't, well-known)."""
+    text = piece.replace(WORD_BOUNDARY, "")
+    return bool(text) and all(unicodedata.category(c).startswith("P") and c not in "'\u2019-" for c in text)
 
 
 def _is_special(piece: str) -> bool:

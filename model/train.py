@@ -34,6 +34,7 @@ from .transformer import Transformer, TransformerConfig, count_parameters
 
 LANGUAGES = {
     "tatoeba-en-zh": ("en", "zh"),
+    "tatoeba-extra-en-zh": ("en", "zh"),
     "multi30k-en-de": ("en", "de"),
     "tatoeba-en-de": ("en", "de"),
     "tatoeba-multi30k-en-de": ("en", "de"),
@@ -94,6 +95,41 @@ def average_weights(paths: list[Path]) -> dict[str, torch.Tensor]:
     return {k: (v / len(paths)).float() for k, v in total.items()}
 
 
+def transfer_weights(initial, model: Transformer, source_tok: Tokenizer, target_tok: Tokenizer) -> tuple[int, int]:
+    """Warm start under new vocabularies: every weight but the embeddings is copied; an embedding row is copied
+    where the new piece is an old piece (for a target without the dummy prefix, "我" also takes the row of "▁我"
+    if the old vocabulary had no bare "我"). Rows of new pieces keep their fresh initialisation.
+    Returns how many source and target rows were copied."""
+    old = weights_to_save(initial.model)
+    new = model.state_dict()
+    copied = []
+    for keys, old_tok, new_tok in (
+        (("src_embed.lookup.weight",), initial.source_tokenizer, source_tok),
+        (("tgt_embed.lookup.weight", "generator.bias"), initial.target_tokenizer, target_tok),
+    ):
+        old_ids = {old_tok.piece(i): i for i in range(old_tok.vocab_size)}
+        mapping = {}
+        for i in range(new_tok.vocab_size):
+            piece = new_tok.piece(i)
+            j = old_ids.get(piece, old_ids.get("\u2581" + piece) if not piece.startswith("\u2581") else None)
+            if i <= EOS_ID:
+                j = i  # <pad>, <unk>, <s>, </s> keep their ids
+            if j is not None:
+                mapping[i] = j
+        for key in keys:
+            if key not in old:
+                continue
+            rows = new[key].clone()
+            if key.endswith("bias"):
+                rows[:] = old[key].mean()  # a new piece starts at the old pieces' mean output bias
+            for i, j in mapping.items():
+                rows[i] = old[key][j]
+            old[key] = rows
+        copied.append(len(mapping))
+    apply_weights(model, old)
+    return copied[0], copied[1]
+
+
 class Run:
     """Everything about one training run that lives in its folder."""
 
@@ -137,6 +173,19 @@ def parse_args(argv=None):
         type=Path,
         help="continue training from this checkpoint folder: its tokenizers, shape and weights (a fresh optimizer "
         "and schedule; --dropout and --max-len still apply); the shape options below are then ignored",
+    )
+    p.add_argument(
+        "--new-tokenizers",
+        action="store_true",
+        help="with --init-from: train new tokenizers on this corpus (--src-vocab, --tgt-vocab) and keep every "
+        "weight but the embeddings, whose rows are copied for the pieces both vocabularies share",
+    )
+    p.add_argument(
+        "--lexicon-per-epoch",
+        type=int,
+        default=0,
+        help="word pairs (dictionary glosses, names) drawn afresh each epoch from the corpus's lexicon and trained "
+        "on beside its sentences (0: none)",
     )
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--max-minutes", type=float, default=None, help="stop after the epoch that passes this time")
@@ -193,7 +242,7 @@ def main(argv=None):
         pairs = pairs[: args.limit_train]
 
     initial = load_checkpoint(args.init_from) if args.init_from else None
-    if rank == 0 and initial and not (run.source_spm.exists() and run.target_spm.exists()):
+    if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):
         for name in ("source.model", "target.model"):
             (run.dir / name).write_bytes((Path(args.init_from) / name).read_bytes())
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.
@@ -204,7 +253,11 @@ def main(argv=None):
         chinese = tgt_lang == "zh"
         run.target_spm.write_bytes(
             train_sentencepiece(
-                [t for _, t in pairs], args.tgt_vocab, 0.9995 if chinese else 1.0, "identity" if chinese else "nmt_nfkc"
+                [t for _, t in pairs],
+                args.tgt_vocab,
+                0.9995 if chinese else 1.0,
+                "identity" if chinese else "nmt_nfkc",
+                dummy_prefix=not chinese,
             )
         )
     barrier(world)
@@ -216,7 +269,11 @@ def main(argv=None):
             cut = lambda tok, text: tok.sample(text, args.subword_alpha)  # noqa: E731
         else:
             cut = lambda tok, text: tok.encode(text)  # noqa: E731
-        encoded = ((cut(source_tok, s), cut(target_tok, t)) for s, t in pairs)
+        chosen = pairs
+        if args.lexicon_per_epoch and splits.lexicon:
+            draw = random.Random(args.seed * 1000 + epoch).sample(splits.lexicon, min(args.lexicon_per_epoch, len(splits.lexicon)))
+            chosen = pairs + draw
+        encoded = ((cut(source_tok, s), cut(target_tok, t)) for s, t in chosen)
         return [(s, t) for s, t in encoded if len(s) + 1 <= args.max_len and len(t) + 1 <= args.max_len]
 
     data = encode_pairs(0)
@@ -237,10 +294,16 @@ def main(argv=None):
     )
     if initial:
         shape = {k: v for k, v in asdict(initial.model.cfg).items() if k not in ("dropout", "max_len")}
+        if args.new_tokenizers:
+            shape.update(src_vocab_size=source_tok.vocab_size, tgt_vocab_size=target_tok.vocab_size)
         cfg = TransformerConfig(**{**shape, "dropout": args.dropout, "max_len": args.max_len})
     torch.manual_seed(args.seed)
     model = Transformer(cfg)
-    if initial:
+    if initial and args.new_tokenizers:
+        shared = transfer_weights(initial, model, source_tok, target_tok)
+        if rank == 0:
+            print(f"warm start from {args.init_from}: embedding rows copied for {shared[0]} source and {shared[1]} target pieces")
+    elif initial:
         apply_weights(model, weights_to_save(initial.model))
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     schedule = torch.optim.lr_scheduler.LambdaLR(

@@ -194,3 +194,31 @@ def test_resume_drops_metrics_of_an_epoch_whose_state_was_never_saved(tiny_corpu
     train.main([*common, "--epochs", "2"])
     assert [m["epoch"] for m in metrics(run_dir)] == [1, 2]
     assert metrics(run_dir)[1]["step"] > 0
+
+
+def test_warm_start_under_new_tokenizers_keeps_the_layers_and_the_shared_pieces(tiny_checkpoint):
+    """--init-from with --new-tokenizers: every non-embedding weight is copied, and so is the embedding row of
+    every piece the two vocabularies share ("我" also from an old "▁我")."""
+    from model.tokenizer import Tokenizer, train_sentencepiece
+
+    from ..conftest import TINY_PAIRS
+
+    initial = load_checkpoint(tiny_checkpoint)
+    source = Tokenizer.from_bytes(train_sentencepiece([s for s, _ in TINY_PAIRS] * 5, vocab_size=60))
+    target = Tokenizer.from_bytes(
+        train_sentencepiece([t for _, t in TINY_PAIRS] * 5, vocab_size=60, normalization="identity", dummy_prefix=False)
+    )
+    assert not any(target.piece(i) == "\u2581" for i in range(target.vocab_size))  # no lone word-start piece
+    cfg = initial.model.cfg
+    model = Transformer(type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size,
+                                     "tgt_vocab_size": target.vocab_size}))
+    copied_source, copied_target = train.transfer_weights(initial, model, source, target)
+    assert copied_source > 10 and copied_target > 10
+    old, new = initial.model.state_dict(), model.state_dict()
+    assert torch.equal(new["encoder_layers.0.self_attention.w_q.weight"], old["encoder_layers.0.self_attention.w_q.weight"])
+    old_target = {initial.target_tokenizer.piece(i): i for i in range(initial.target_tokenizer.vocab_size)}
+    for i in range(4, target.vocab_size):
+        piece = target.piece(i)
+        j = old_target.get(piece, old_target.get("\u2581" + piece))
+        if j is not None:
+            assert torch.equal(new["tgt_embed.lookup.weight"][i], old["tgt_embed.lookup.weight"][j]), piece

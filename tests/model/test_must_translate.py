@@ -1,0 +1,79 @@
+"""The sentences a class meets first come out right, and none of them was ever trained on.
+
+tests/data/must_translate.tsv lists the seeds' own sentences, every example sentence, minimal pair and lesson
+button, with the words a correct translation must contain in order."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from model.checkpoint import load_checkpoint
+from model.data import (
+    corpus_available,
+    load_splits,
+    normalise_english,
+    protected_english,
+    read_everyday,
+    read_must_translate,
+)
+from model.decode import translate
+
+from ..conftest import ROOT
+
+ROWS = read_must_translate()
+
+
+def contains_in_order(text: str, words: list[str]) -> bool:
+    """Each word (or one of its a|b alternatives) found after the previous one."""
+    position = 0
+    for word in words:
+        found = [m.end() for w in word.split("|") for m in [re.search(re.escape(w), text[position:])] if m]
+        if not found:
+            return False
+        position += min(found)
+    return True
+
+
+def test_order_check_reads_alternatives_and_order():
+    assert contains_in_order("汤姆追杰瑞。", ["汤姆", "追", "杰瑞"])
+    assert not contains_in_order("杰瑞追汤姆。", ["汤姆", "追", "杰瑞"])
+    assert contains_in_order("我们下个星期去看奶奶。", ["下周|下个星期", "奶奶|祖母"])
+
+
+def test_every_sentence_the_app_offers_is_listed():
+    from ui.compare import MINIMAL_PAIRS
+    from ui.padding import LONG_PARTNER, SHORT_PARTNER
+    from ui.word_order import EXAMPLE
+
+    listed = {(r.english, r.language) for r in ROWS}
+    offered = [(s, "zh") for s in (EXAMPLE, SHORT_PARTNER, LONG_PARTNER)]
+    offered += [(s, "zh") for _, first, second in MINIMAL_PAIRS for s in (first, second)]
+    offered += [(s, "zh") for s in (ROOT / "checkpoints" / "en-zh" / "examples.txt").read_text().splitlines() if s]
+    assert [o for o in offered if o not in listed] == []
+
+
+@pytest.fixture(scope="module")
+def en_zh():
+    return load_checkpoint(ROOT / "checkpoints" / "en-zh")
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.language == "zh"], ids=lambda r: r.english)
+def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
+    tr = translate(en_zh.model, en_zh.source_tokenizer, en_zh.target_tokenizer, row.english, need_qkv=False)
+    assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
+
+
+def test_no_listed_sentence_is_in_the_en_zh_training_data():
+    """Normalised English (case, spacing, final punctuation) against every training file, the name-substituted
+    copies included; and the validation and test English sentences are not trained on either."""
+    if not corpus_available("tatoeba-extra-en-zh"):
+        pytest.skip("shared corpora not beside the repo")
+    splits = load_splits("tatoeba-extra-en-zh")
+    trained = {normalise_english(e.source) for e in splits.train} | {normalise_english(en) for en, _ in splits.lexicon}
+    protected = protected_english()
+    assert {normalise_english(r.english) for r in ROWS} <= protected
+    assert {normalise_english(e.source) for e in read_everyday("zh")} <= protected
+    assert trained & protected == set()
+    assert trained & {normalise_english(e.source) for e in splits.valid + splits.test} == set()
