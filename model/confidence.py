@@ -1,0 +1,144 @@
+"""When is the model unsure? A translation's mean log-probability per output piece, against a threshold chosen
+on held-out sentences.
+
+    python -m model.confidence --checkpoint checkpoints/en-zh     # writes checkpoints/en-zh/confidence.json
+
+A held-out translation counts as *bad* when its sentence chrF against the references is below `BAD_CHRF`. The
+threshold is chosen on the validation split (the one that maximises F1 of "flagged" against "bad") and its
+precision and recall are then measured on the test split, which played no part in choosing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import sacrebleu
+import torch
+import torch.nn.functional as F
+
+from .cli import corpus_of, open_checkpoint
+from .data import DEFAULT_DATA_DIR, Example, load_splits
+from .decode import encode_source, greedy_batch, max_output_length, pad_batch
+from .tokenizer import BOS_ID, EOS_ID
+from .transformer import Transformer
+
+FILE = "confidence.json"
+# Sentence chrF (sacrebleu, character 6-grams, best of the references) below which a translation counts as bad.
+# Read by hand on the en-zh validation split: under 25 the meaning is mostly lost, above 40 mostly kept.
+BAD_CHRF = 25.0
+
+
+def mean_log_prob(token_probs: list[float]) -> float:
+    """Mean natural-log probability per output piece (</s> included): the model's own confidence."""
+    return sum(math.log(max(p, 1e-12)) for p in token_probs) / max(len(token_probs), 1)
+
+
+@dataclass
+class Calibration:
+    threshold: float  # flag a translation whose mean log-probability per piece is below this
+    bad_chrf: float  # what "bad" meant when it was chosen
+    valid_sentences: int
+    test_sentences: int
+    test_bad: int  # bad translations in the test split
+    test_flagged: int
+    precision: float  # of the flagged test translations, the share that are bad
+    recall: float  # of the bad test translations, the share that are flagged
+    good_flagged: float  # of the good test translations, the share flagged anyway
+
+    def unsure(self, token_probs: list[float]) -> bool:
+        return mean_log_prob(token_probs) < self.threshold
+
+
+def load_calibration(checkpoint_dir: Path | str) -> Calibration | None:
+    path = Path(checkpoint_dir) / FILE
+    if not path.is_file():
+        return None
+    return Calibration(**json.loads(path.read_text(encoding="utf-8")))
+
+
+@torch.no_grad()
+def greedy_with_confidence(model: Transformer, source_tokenizer, target_tokenizer, sentences: list[str],
+                           batch_size: int = 64) -> list[tuple[str, float]]:
+    """(greedy translation, mean log-probability per piece) for each sentence. The probabilities come from one
+    teacher-forced pass over the greedy output, which is what greedy decoding computed step by step."""
+    results: list[tuple[str, float]] = []
+    for start in range(0, len(sentences), batch_size):
+        sources = [encode_source(source_tokenizer, s, model.cfg.max_len)[0] for s in sentences[start:start + batch_size]]
+        outputs = greedy_batch(model, sources)
+        tgt_in = pad_batch([[BOS_ID] + o for o in outputs])
+        tgt_out = pad_batch([o + [EOS_ID] for o in outputs])
+        _, decoded = model(pad_batch(sources), tgt_in)
+        log_probs = F.log_softmax(decoded.logits.float(), -1).gather(-1, tgt_out[..., None])[..., 0]
+        for i, (src, out) in enumerate(zip(sources, outputs)):
+            # </s> counts when decoding wrote it, not when it stopped at the length limit
+            n = len(out) + (len(out) < max_output_length(model, len(src)))
+            results.append((target_tokenizer.decode(out), float(log_probs[i, :n].mean())))
+    return results
+
+
+def sentence_chrf(hypothesis: str, example: Example) -> float:
+    return sacrebleu.sentence_chrf(hypothesis, example.references).score
+
+
+def choose_threshold(scores: list[float], bad: list[bool]) -> float:
+    """The threshold (a midpoint between two observed scores) that maximises F1 of score < threshold for bad."""
+    values = sorted(set(scores))
+    best, best_f1 = values[0], -1.0
+    for low, high in zip(values, values[1:]):
+        threshold = (low + high) / 2
+        flagged = [s < threshold for s in scores]
+        tp = sum(f and b for f, b in zip(flagged, bad))
+        if tp == 0:
+            continue
+        precision, recall = tp / sum(flagged), tp / sum(bad)
+        f1 = 2 * precision * recall / (precision + recall)
+        if f1 > best_f1:
+            best, best_f1 = threshold, f1
+    return best
+
+
+def calibrate(model, source_tokenizer, target_tokenizer, valid: list[Example], test: list[Example],
+              bad_chrf: float = BAD_CHRF) -> Calibration:
+    def judged(examples):
+        out = greedy_with_confidence(model, source_tokenizer, target_tokenizer, [e.source for e in examples])
+        return [s for _, s in out], [sentence_chrf(h, e) < bad_chrf for (h, _), e in zip(out, examples)]
+
+    valid_scores, valid_bad = judged(valid)
+    threshold = choose_threshold(valid_scores, valid_bad)
+    test_scores, test_bad = judged(test)
+    flagged = [s < threshold for s in test_scores]
+    tp = sum(f and b for f, b in zip(flagged, test_bad))
+    n_good = len(test_bad) - sum(test_bad)
+    return Calibration(
+        threshold=round(threshold, 4),
+        bad_chrf=bad_chrf,
+        valid_sentences=len(valid),
+        test_sentences=len(test),
+        test_bad=sum(test_bad),
+        test_flagged=sum(flagged),
+        precision=round(tp / max(sum(flagged), 1), 3),
+        recall=round(tp / max(sum(test_bad), 1), 3),
+        good_flagged=round((sum(flagged) - tp) / max(n_good, 1), 3),
+    )
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", required=True, type=Path)
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--bad-chrf", type=float, default=BAD_CHRF)
+    args = p.parse_args(argv)
+    loaded = open_checkpoint(args.checkpoint)
+    splits = load_splits(corpus_of(loaded, None, args.data_dir), args.data_dir)
+    calibration = calibrate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, splits.valid,
+                            splits.test, args.bad_chrf)
+    (args.checkpoint / FILE).write_text(json.dumps(asdict(calibration), indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(asdict(calibration), indent=2))
+
+
+if __name__ == "__main__":
+    main()
