@@ -14,21 +14,23 @@ from pathlib import Path
 import streamlit as st
 
 from model.checkpoint import CheckpointError, list_checkpoints, read_metadata
+from model.confidence import mean_log_prob
 from model.transformer import ATTENTION_KINDS as KINDS
+from model.transformer import count_parameters
 from ui import links, widgets
 from ui.ablation import show_ablation
 from ui.attention import show_attention, show_translation
-from ui.common import Context, head_name
+from ui.common import VIEW_GROUPS, Context, head_name
 from ui.compare import MINIMAL_PAIRS, show_compare
 from ui.decoding import show_decoding_steps
 from ui.head_stats import show_head_statistics
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
-from ui.models import get_forced, get_hypotheses, get_model
+from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores
 from ui.positional import show_positional
 from ui.scaling import show_scaling
 from ui.search import show_head_search
 from ui.steps import show_steps
-from viz.text import LANGUAGES, language_name, markdown_literal, t
+from viz.text import LANGUAGES, STRINGS, language_name, markdown_literal, t
 
 CHECKPOINT_ROOT = Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", Path(__file__).parent / "checkpoints"))
 # Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain).
@@ -42,11 +44,10 @@ PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 PAGES = ("explore", "lessons")
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
 VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
-                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "ablate", "decode_step",
-                "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query_a",
-                "compare_key_a", "compare_query_b", "compare_key_b") + LESSON_WIDGETS
-TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_compare", "tab_positional", "tab_softmax", "tab_steps",
-            "tab_heads", "tab_search", "tab_ablation", "tab_decoding")
+                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step",
+                "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query",
+                "compare_x", "compare_y") + LESSON_WIDGETS
+TAB_KEYS = tuple(view for views in VIEW_GROUPS.values() for view in views)
 MAX_BEAM = 8
 URL_KEYS = {"s": "sentence", "s2": "second_sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head",
             "lang": "lang", "beam": "beam",
@@ -91,14 +92,15 @@ def init_state(checkpoints: list[str]) -> None:
         st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
     if link.pair:
         kind, query, key = link.pair
-        st.session_state.update(search_kind=kind, search_query=query, search_key=key)
+        st.session_state.update(search_kind=kind, search_query=query, search_key=key,
+                                search_signature="from a link")
     if link.view in TAB_KEYS:
         st.session_state.update(page="explore", tab=link.view)
     elif link.view in LESSON_KEYS:
         st.session_state.update(page="lessons", lesson=link.view)
     if link.compared:
-        st.session_state.update(zip(("compare_query_a", "compare_key_a", "compare_query_b", "compare_key_b"),
-                                    link.compared))
+        st.session_state.update(zip(("compare_query", "compare_x", "compare_y"), link.compared),
+                                compare_signature="from a link")  # kept, not replaced by the pair's own words
     st.session_state.initialised = True
 
 
@@ -136,8 +138,7 @@ def write_url() -> None:
     pair = [st.session_state.get(k) for k in ("search_kind", "search_query", "search_key")]
     if pair[0] in KINDS and all(type(p) is int for p in pair[1:]):  # the head search's pair, once one was chosen
         params["pair"] = ".".join(map(str, pair))
-    compared = [st.session_state.get(k)
-                for k in ("compare_query_a", "compare_key_a", "compare_query_b", "compare_key_b")]
+    compared = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
     if st.session_state.second_sentence.strip() and all(type(p) is int for p in compared):
         params["cmp"] = ".".join(map(str, compared))  # the word pairs of the two-sentence view
     st.query_params.from_dict(params)
@@ -148,6 +149,7 @@ def page_style(present: bool) -> None:
     mode, larger captions and translation for the back row. Fixed CSS, no user text."""
     css = ".block-container {padding-top: 2.5rem; padding-bottom: 1rem;}"
     if present:
+        css = ".block-container {padding-top: 1.5rem; padding-bottom: 1rem;}"
         css += (" [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
                 " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}")
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
@@ -191,6 +193,36 @@ def lazy_tabs(keys: tuple[str, ...], state_key: str, widget_key: str, lang: str)
     return dict(zip(keys, tabs))
 
 
+def group_of(view: str) -> str:
+    return next(group for group, views in VIEW_GROUPS.items() if view in views)
+
+
+def open_group(lang_keys: tuple[str, ...]) -> None:
+    """A click on a group tab opens the view last open in that group (its first, the first time)."""
+    by_label = {t(key, lang): key for key in lang_keys for lang in LANGUAGES}
+    group = by_label.get(st.session_state.group_tab, lang_keys[0])
+    st.session_state.tab = st.session_state.get("last_view", {}).get(group, VIEW_GROUPS[group][0])
+
+
+def explorer_tabs(explorer: dict, lang: str) -> None:
+    """The group tabs, then the open group's view tabs; only the open view runs. st.session_state.tab (the view's
+    key) decides both, so view= links, "open this head" buttons and a language switch land on the same view."""
+    view = st.session_state.setdefault("tab", TAB_KEYS[0])
+    groups = tuple(VIEW_GROUPS)
+    st.session_state.group = group_of(view)
+    st.session_state.group_tab = t(st.session_state.group, lang)
+    tabs = st.tabs([t(g, lang) for g in groups], key="group_tab", on_change=open_group, args=(groups,))
+    for group, tab in zip(groups, tabs):
+        if not tab.open:
+            continue
+        with tab:
+            st.session_state.setdefault("last_view", {})[group] = view
+            for key, view_tab in lazy_tabs(VIEW_GROUPS[group], "tab", f"view_tab_{group}", lang).items():
+                if view_tab.open:
+                    with view_tab:
+                        explorer[key]()
+
+
 # ---------------------------------------------------------------------------------------------- page
 
 
@@ -226,14 +258,18 @@ def view_selectors(cfg, lang: str) -> None:
     teacher can collapse the sidebar and still switch heads."""
     deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
     heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
-    if st.session_state.present:
-        layer_box, head_box, word_box = st.columns([1, 1, 1], vertical_alignment="bottom")
+    present = st.session_state.present
+    if present:
+        # one compact row: each choice says what it is ("layer 5", "head 3"), so the labels above can go
+        layer_box, head_box, word_box = st.columns([1, 1, 1], vertical_alignment="center")
     else:
         st.sidebar.subheader(t("view", lang))
         layer_box = head_box = word_box = st.sidebar
-    widgets.selectbox(layer_box, t("layer", lang), list(range(1, deepest + 1)), key="layer")
+    compact = dict(label_visibility="collapsed") if present else {}
+    widgets.selectbox(layer_box, t("layer", lang), list(range(1, deepest + 1)), key="layer",
+                      format_func=(lambda n: t("layer_n", lang, n=n)) if present else str, **compact)
     widgets.selectbox(head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang),
-                      default="1")
+                      default="1", **compact)
     word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
@@ -269,14 +305,28 @@ def explorer_views(ctx: Context) -> dict:
     }
 
 
+def about_model(checkpoint: str, loaded, lang: str) -> str:
+    """What the model was trained on, its measured greedy scores (eval.json) and what it gets wrong."""
+    scores = [t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r["greedy"]["bleu"], chrf=r["greedy"]["chrf"])
+              for name, r in get_scores(checkpoint).items() if "greedy" in r and f"about_set_{name}" in STRINGS[lang]]
+    corpus = loaded.metadata.get("corpus", "")
+    data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
+    return t("about_model", lang, params=count_parameters(loaded.model) / 1e6, data=data,
+             scores="; ".join(scores) or "–")
+
+
 def page_selector(lang: str) -> None:
-    """The explorer (every view of the model) or the lessons (the argument in order, on the same sentence)."""
-    widgets.radio(st, t("page", lang), PAGES, key="page", horizontal=True, format_func=lambda p: t(f"page_{p}", lang),
+    """The explorer (every view of the model) or the lessons (the argument in order, on the same sentence); in
+    presentation mode in the sidebar, so the map moves up."""
+    widgets.radio(st.sidebar if st.session_state.present else st, t("page", lang), PAGES, key="page", horizontal=True, format_func=lambda p: t(f"page_{p}", lang),
                   label_visibility="collapsed")
 
 
 def main() -> None:
-    st.set_page_config(page_title="Attention explorer", layout="wide")
+    presenting = st.session_state.get("present", st.query_params.get("present") == "1")
+    # A projector's page opens with the sidebar folded away: the map gets the whole width and starts higher.
+    st.set_page_config(page_title="Attention explorer", layout="wide",
+                       initial_sidebar_state="collapsed" if presenting else "auto")
     checkpoints = [p.name for p in list_checkpoints(CHECKPOINT_ROOT)]
     lang = st.session_state.get("lang", st.query_params.get("lang", "en"))
     lang = lang if lang in LANGUAGES else "en"
@@ -289,7 +339,8 @@ def main() -> None:
     lang = st.session_state.lang
 
     page_style(st.session_state.present)
-    st.markdown(f"#### {t('title', lang)}")
+    if not st.session_state.present:  # a projector's first screen is for the map
+        st.markdown(f"#### {t('title', lang)}")
     checkpoint = str(CHECKPOINT_ROOT / st.session_state.checkpoint)
     try:
         loaded = get_model(checkpoint)
@@ -297,8 +348,9 @@ def main() -> None:
         st.error(t("checkpoint_error", lang, error=markdown_literal(str(e))))
         st.stop()
     cfg = loaded.model.cfg
-    with st.expander(t("about", lang)):
+    with (st.sidebar if st.session_state.present else st).expander(t("about", lang)):
         st.caption(t("subtitle", lang))
+        st.caption(about_model(checkpoint, loaded, lang))
         if cfg.norm_first:
             st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
@@ -336,6 +388,10 @@ def main() -> None:
     if not tr.finished:
         st.info(t("unfinished", lang))
     show_translation(tr, model_output, lang)
+    calibration = get_calibration(checkpoint)
+    if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
+        st.warning(t("unsure", lang, score=mean_log_prob(tr.token_probs), threshold=calibration.threshold,
+                     recall=calibration.recall, precision=calibration.precision))
     if st.session_state.present:
         view_selectors(cfg, lang)
     page_selector(lang)
@@ -350,10 +406,7 @@ def main() -> None:
                 with tab:
                     show_lesson(key, ctx, explorer)
         return
-    for key, tab in lazy_tabs(TAB_KEYS, "tab", "view_tab", lang).items():
-        if tab.open:
-            with tab:
-                explorer[key]()
+    explorer_tabs(explorer, lang)
 
 
 main()

@@ -66,3 +66,53 @@ def rank_heads(maps: np.ndarray, query: int, key: int, masked: np.ndarray | None
     n_heads = maps.shape[1]
     return [HeadScore(int(i // n_heads) + 1, int(i % n_heads) + 1, float(weight.flat[i]), float(lift.flat[i]))
             for i in order]
+
+
+# --- Two sentences: does a head follow the word that fits each one? ------------------------------------------
+# A minimal pair changes one word, and with it which earlier word fits ("…because it was too tired": it = the
+# animal; "…too wide": it = the street). A head tracks that when it gives the fitting word more weight in the
+# sentence where it fits than in the other one. Weight on a pair in one sentence minus the same pair's weight in
+# the other would reward a head that links it → animal strongly in *both* sentences; this measure gives it 0.
+TRACKING_MARGIN = 0.1  # a head "tracks" when, in each sentence, the fitting word gets this much more weight
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """Per head (layers, heads): from the query, the weight on word X (fits the first sentence) and on word Y
+    (fits the second), in each sentence; and the tracking score."""
+
+    x_first: np.ndarray
+    y_first: np.ndarray
+    x_second: np.ndarray
+    y_second: np.ndarray
+
+    @property
+    def score(self) -> np.ndarray:
+        """½ [(X's weight in the first − in the second) + (Y's weight in the second − in the first)]: how much
+        more weight each fitting word gets where it fits. 0 for a head that does the same in both sentences."""
+        return 0.5 * ((self.x_first - self.x_second) + (self.y_second - self.y_first))
+
+    @property
+    def tracks(self) -> np.ndarray:
+        """True where, in both sentences, the fitting word gets at least TRACKING_MARGIN more than the other."""
+        return ((self.x_first - self.y_first) >= TRACKING_MARGIN) & ((self.y_second - self.x_second) >= TRACKING_MARGIN)
+
+
+def referent_tracking(maps_first: np.ndarray, maps_second: np.ndarray, query: tuple[int, int],
+                      x: tuple[int, int], y: tuple[int, int]) -> Tracking:
+    """maps_*: (layers, heads, queries, keys) of each sentence; query, x, y: (position in the first, position
+    in the second) of the query and of the two candidate words."""
+    def weights(maps, which, key):
+        return np.asarray(maps[:, :, query[which], key[which]], dtype=np.float64)
+
+    return Tracking(weights(maps_first, 0, x), weights(maps_first, 0, y), weights(maps_second, 1, x),
+                    weights(maps_second, 1, y))
+
+
+def same_label_position(labels_from: list[str], position: int, labels_to: list[str]) -> int | None:
+    """Where the label at `position` of one sentence is in the other: the same occurrence of the same label
+    (the second "the" stays the second "the"), or None."""
+    label = labels_from[position]
+    occurrence = labels_from[:position].count(label)
+    found = [i for i, other in enumerate(labels_to) if other == label]
+    return found[occurrence] if occurrence < len(found) else None

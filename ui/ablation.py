@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from model import decode
 from model.transformer import ATTENTION_KINDS as KINDS
-from ui import widgets
 from ui.common import (
+    KIND_TAB,
     attention_heatmap,
     chart,
     head_option_label,
@@ -18,16 +19,76 @@ from ui.models import get_forced, get_hypotheses, get_model
 from viz.text import markdown_literal, t
 
 
+ALL = "*"  # the whole-layer column of a kind's grid
+STATE = "ablated_heads"  # session state: the heads switched off, as "kind:layer:head" (1-based)
+
+
+def grid_frame(kind: str, n_layers: int, n_heads: int, chosen: set[str]) -> pd.DataFrame:
+    """One row per layer, a checkbox per head and one for the whole layer, ticked where chosen."""
+    rows = {}
+    for layer in range(1, n_layers + 1):
+        heads = [f"{kind}:{layer}:{h}" in chosen for h in range(1, n_heads + 1)]
+        rows[f"L{layer}"] = [all(heads), *heads]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[ALL, *[f"H{h}" for h in range(1, n_heads + 1)]])
+
+
+def apply_edits(kind: str, chosen: set[str], edited_rows: dict, n_heads: int) -> set[str]:
+    """The chosen heads after a grid's edits ({row index: {column: ticked}}): a head's box toggles that head,
+    the whole-layer box every head of its layer."""
+    chosen = set(chosen)
+    for row, changes in edited_rows.items():
+        layer = int(row) + 1
+        for column, ticked in changes.items():
+            heads = range(1, n_heads + 1) if column == ALL else [int(column[1:])]
+            for head in heads:
+                (chosen.add if ticked else chosen.discard)(f"{kind}:{layer}:{head}")
+    return chosen
+
+
+def _edited(kind: str, key: str, n_heads: int) -> None:
+    edits = st.session_state[key].get("edited_rows", {})
+    st.session_state[STATE] = sorted(apply_edits(kind, set(st.session_state.get(STATE, [])), edits, n_heads))
+    st.session_state.ablation_version = st.session_state.get("ablation_version", 0) + 1  # redraw from the state
+
+
+def _set_kind(kind: str, n_layers: int, n_heads: int, on: bool) -> None:
+    others = [h for h in st.session_state.get(STATE, []) if not h.startswith(f"{kind}:")]
+    whole = [f"{kind}:{layer}:{head}" for layer in range(1, n_layers + 1) for head in range(1, n_heads + 1)]
+    st.session_state[STATE] = sorted(others + (whole if on else []))
+    st.session_state.ablation_version = st.session_state.get("ablation_version", 0) + 1
+
+
+def head_grids(cfg, lang: str) -> list[str]:
+    """A layers x heads grid of checkboxes per attention kind (a box toggles a head, the first column a whole
+    layer), with buttons for a whole kind. The choice lives in session state, so it outlives a closed tab."""
+    chosen = set(st.session_state.get(STATE, []))
+    version = st.session_state.get("ablation_version", 0)
+    for kind, column in zip(KINDS, st.columns(len(KINDS))):
+        n_layers, n_heads = cfg.n_layers(kind), cfg.n_heads
+        with column:
+            st.markdown(f"**{t(KIND_TAB[kind], lang)}**")
+            key = f"ablation_grid_{kind}_{version}"
+            config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width="small")}
+            config.update({f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width="small")
+                           for h in range(1, n_heads + 1)})
+            st.data_editor(grid_frame(kind, n_layers, n_heads, chosen), key=key, column_config=config,
+                           on_change=_edited, args=(kind, key, n_heads), width="stretch")
+            on, off = st.columns(2)
+            on.button(t("ablate_all", lang), key=f"ablate-all-{kind}", on_click=_set_kind,
+                      args=(kind, n_layers, n_heads, True))
+            off.button(t("ablate_none", lang), key=f"ablate-none-{kind}", on_click=_set_kind,
+                       args=(kind, n_layers, n_heads, False))
+    return sorted(chosen)
+
+
 def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
                   word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
-    options = [f"{kind}:{layer}:{head}" for kind in KINDS for layer in range(1, cfg.n_layers(kind) + 1)
-               for head in range(1, cfg.n_heads + 1)]
-    chosen = widgets.multiselect(st, t("ablate_heads", lang), options,
-                                 format_func=lambda o: head_option_label(o, lang), key="ablate")
+    chosen = head_grids(cfg, lang)
     if not chosen:
         return
+    st.caption(t("ablated_list", lang, heads=", ".join(head_option_label(h, lang) for h in chosen)))
     ablated_key = tuple(sorted(chosen))
     ablated = get_hypotheses(checkpoint, tr.source_text, beam, ablated_key)[0]
     left, right = st.columns(2)

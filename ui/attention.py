@@ -20,7 +20,8 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
     if tr.teacher_forced:
         st.caption(f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
                    f"{markdown_literal(model_output.target_text)}")
-    with st.expander(t("details", lang)):
+    # In presentation mode the details wait in the sidebar: the first screen is for the map.
+    with (st.sidebar if st.session_state.get("present") else st).expander(t("details", lang)):
         left, right = st.columns(2)
         left.caption(t("source_pieces", lang))
         left.code(" ".join(tr.source_pieces), language=None)

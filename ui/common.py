@@ -10,15 +10,26 @@ import numpy as np
 import streamlit as st
 
 from model import decode, head_search, probe
+from model.tokenizer import group_pieces_into_words
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui import widgets
 from viz import attention as attention_viz
 from viz.text import markdown_literal, t
 
+# The explorer's views in four groups: one row of four group tabs, then one row of at most four view tabs, so
+# every view is one visible click away on a 1024 px screen (eleven tabs in one row overflowed behind an arrow).
+VIEW_GROUPS = {
+    "group_maps": ("tab_encoder", "tab_decoder", "tab_cross", "tab_compare"),
+    "group_design": ("tab_positional", "tab_softmax", "tab_steps"),
+    "group_heads": ("tab_heads", "tab_search", "tab_ablation"),
+    "group_generation": ("tab_decoding",),
+}
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-# Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn.
+# Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn, and the map's
+# height at most, so the whole map of a ten-word sentence is on the first screen of a 1024×768 projector.
 PRESENTATION_SCALE = 1.5
+PRESENTATION_MAP_HEIGHT = 460
 
 
 @dataclass(frozen=True)
@@ -98,12 +109,32 @@ def axis_languages(kind: str, languages: tuple[str, str]) -> tuple[str, str]:
     return (source if kind == "encoder_self" else target), (target if kind == "decoder_self" else source)
 
 
+ARROW = " → "  # "reads → writes" in a decoder row's label
+
+
+def query_labels(tr: decode.Translation, kind: str, word_level: bool = False,
+                 languages: tuple[str, str] = ("en", "zh")) -> list[str]:
+    """The label of each row of a kind's map. An encoder row is the piece it reads. A decoder row t reads piece t
+    of "<s> + output" and writes output piece t, and is named by both ("<s> → 汤姆"): labelled by what it reads
+    alone, an alignment would look shifted by one row. At word level a row is a word of the decoder's input,
+    named by the pieces it reads and the pieces it writes."""
+    queries, _ = tr.axis_pieces(kind)
+    groups = (group_pieces_into_words(queries, axis_languages(kind, languages)[0]) if word_level
+              else [[i] for i in range(len(queries))])
+    if kind == "encoder_self":
+        return ["".join(queries[i] for i in g) for g in groups]
+    written = tr.target_pieces
+    return ["".join(queries[i] for i in g) + ARROW + "".join(written[i] for i in g) for g in groups]
+
+
 def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: tuple[str, str]):
-    """Every layer and head of one kind, at piece or word level -> (maps, queries, keys, masked or None)."""
+    """Every layer and head of one kind, at piece or word level -> (maps, query labels, keys, masked or None);
+    decoder rows are named by what they read and write (query_labels)."""
     queries, keys = tr.axis_pieces(kind)
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
-    return head_search.maps_at_level(tr.attention(kind), queries, keys, masked, word_level,
-                                     *axis_languages(kind, languages))
+    maps, _, keys, masked = head_search.maps_at_level(tr.attention(kind), queries, keys, masked, word_level,
+                                                      *axis_languages(kind, languages))
+    return maps, query_labels(tr, kind, word_level, languages), keys, masked
 
 
 def head_name(head: str, lang: str) -> str:
@@ -121,7 +152,7 @@ def kind_selector(lang: str, key: str) -> str:
 
 
 def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> int:
-    queries, _ = tr.axis_pieces(kind)
+    queries = query_labels(tr, kind)
     return widgets.selectbox(st, t("query_token", lang), list(range(len(queries))),
                              format_func=lambda i: f"{i}: {queries[i]}", key=key)
 
@@ -135,13 +166,14 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
     predicted = row_outcomes(tr, lang) if kind != "encoder_self" else None
     if word_level:
-        weights, queries, keys, masked = probe.word_level(weights, queries, keys, *axis_languages(kind, languages),
-                                                          masked)
+        weights, _, keys, masked = probe.word_level(weights, queries, keys, *axis_languages(kind, languages), masked)
         predicted = None  # a word row mixes several prediction steps
+    queries = query_labels(tr, kind, word_level, languages)
     query_axis, key_axis = axis_names(kind, lang)
     fig = attention_viz.attention_heatmap(
         weights, queries, keys, query_axis, key_axis,
         font_scale=PRESENTATION_SCALE if st.session_state.get("present") else 1.0,
+        max_height=PRESENTATION_MAP_HEIGHT if st.session_state.get("present") else None,
         title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
         predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),

@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from model import decode, head_search
+from model.tokenizer import group_pieces_into_words
 from ui import widgets
 from ui.common import (
     KIND_TAB,
@@ -24,6 +25,15 @@ from viz.heads import statistic_grid
 from viz.text import markdown_literal, t
 
 # Minimal pairs for the comparison view: (name key in viz.text, first sentence, second sentence).
+# TRACKED_WORDS: for a pair, the words it is about: (query, the word that fits the first, the one that fits the
+# second): the head ranking starts on them.
+TRACKED_WORDS = {
+    "pair_coreference": ("it", "animal", "street"),
+    "pair_coreference_size": ("it", "trophy", "suitcase"),
+    "pair_word_order": ("chases", "dog", "cat"),
+    "pair_roles": ("gave", "she", "he"),
+}
+STOP_WORDS = {"the", "a", "an", "is", "was", "it", "to", "of", "and", "because", "too", "did", "didn't", "n't"}
 MINIMAL_PAIRS = [
     ("pair_coreference", "The animal didn't cross the street because it was too tired.",
      "The animal didn't cross the street because it was too wide."),
@@ -65,28 +75,81 @@ def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int,
         st.caption(t("compare_no_difference", lang, a=" × ".join(map(str, weights_a.shape)),
                      b=" × ".join(map(str, weights_b.shape))))
 
-    # Which heads link the same pair of words differently in the two sentences (it → animal vs it → street)?
+    show_tracking(tr, other, kind, lang, word_level, languages)
+
+
+def _bare(label: str) -> str:
+    return label.replace("\u2581", "").strip().lower()
+
+
+def _find_word(labels: list[str], word: str) -> int | None:
+    """The first piece of the word (a word may be cut into several pieces)."""
+    groups = group_pieces_into_words(labels, "en")
+    return next((g[0] for g in groups if _bare("".join(labels[i] for i in g)) == word), None)
+
+
+def default_tracked(labels: list[str], other_labels: list[str], sentences: tuple[str, str]) -> tuple[int, int, int]:
+    """Start positions (in the first sentence) of the query and the two candidate words: a minimal pair's own
+    words; otherwise the first three content words found in both sentences."""
+    pair = next((name for name, first, second in MINIMAL_PAIRS if (first, second) == sentences), None)
+    if pair and pair in TRACKED_WORDS:
+        found = [_find_word(labels, w) for w in TRACKED_WORDS[pair]]
+        if None not in found:
+            return tuple(found)
+    shared = [i for i, label in enumerate(labels)
+              if label in other_labels and _bare(label).isalpha() and _bare(label) not in STOP_WORDS]
+    shared += [i for i in range(len(labels)) if i not in shared]
+    return shared[0], shared[1 % len(shared)], shared[2 % len(shared)]
+
+
+def show_tracking(tr: decode.Translation, other: decode.Translation, kind: str, lang: str, word_level: bool,
+                  languages: tuple[str, str]) -> None:
+    """Which heads follow the word that fits each sentence (it → animal in the first, it → street in the second)?
+    Ranked by head_search.referent_tracking, which gives 0 to a head that does the same in both sentences."""
     st.markdown(f"**{t('compare_heads', lang)}**")
-    levels = [every_head(translation, kind, word_level, languages) for translation in (tr, other)]
-    pairs = []
-    for (maps, queries, keys, masked), name, column in zip(levels, "ab", st.columns(2)):
-        q_box, k_box = column.columns(2)
-        sentence = t("sentence_first" if name == "a" else "sentence_second", lang)
-        query = widgets.selectbox(q_box, t("compare_query", lang, n=sentence), list(range(len(queries))),
-                                  key=f"compare_query_{name}", format_func=lambda i, q=queries: f"{i}: {q[i]}")
-        visible = head_search.visible_keys(masked, query, len(keys))
-        key = widgets.selectbox(k_box, t("compare_key", lang, n=sentence), visible, key=f"compare_key_{name}",
-                                format_func=lambda i, k=keys: f"{i}: {k[i]}")
-        pairs.append((maps[:, :, query, key], f"{queries[query]} → {keys[key]}"))
-    (first_weights, first_pair), (second_weights, second_pair) = pairs
-    difference = first_weights - second_weights
-    chart(statistic_grid(difference, t("compare_heads_title", lang, a=first_pair, b=second_pair),
+    (maps_a, queries_a, keys_a, masked_a), (maps_b, queries_b, keys_b, _) = (
+        every_head(translation, kind, word_level, languages) for translation in (tr, other))
+    signature = (tr.source_text, other.source_text, kind, word_level)
+    if st.session_state.get("compare_signature") == "from a link":
+        st.session_state.compare_signature = signature
+    if st.session_state.get("compare_signature") != signature:  # new sentences: start on their own words again
+        for key in ("compare_query", "compare_x", "compare_y"):
+            st.session_state.pop(key, None)
+        st.session_state.compare_signature = signature
+    start = default_tracked(queries_a if kind == "encoder_self" else keys_a, keys_b, (tr.source_text, other.source_text))
+    q_box, x_box, y_box = st.columns(3)
+    query = widgets.selectbox(q_box, t("compare_query", lang), list(range(len(queries_a))), key="compare_query",
+                              format_func=lambda i: f"{i}: {queries_a[i]}",
+                              default=start[0] if kind == "encoder_self" else len(queries_a) - 1)
+    visible = head_search.visible_keys(masked_a, query, len(keys_a))
+    x = widgets.selectbox(x_box, t("compare_x", lang), visible, key="compare_x",
+                          format_func=lambda i: f"{i}: {keys_a[i]}", default=start[1])
+    y = widgets.selectbox(y_box, t("compare_y", lang), visible, key="compare_y",
+                          format_func=lambda i: f"{i}: {keys_a[i]}", default=start[2])
+    in_second = [head_search.same_label_position(queries_a, query, queries_b),
+                 head_search.same_label_position(keys_a, x, keys_b), head_search.same_label_position(keys_a, y, keys_b)]
+    if None in in_second:
+        missing = [label for label, found in zip((queries_a[query], keys_a[x], keys_a[y]), in_second) if found is None]
+        st.info(t("compare_not_in_second", lang, pieces=markdown_literal(", ".join(missing))))
+        return
+    tracking = head_search.referent_tracking(maps_a, maps_b, (query, in_second[0]), (x, in_second[1]),
+                                             (y, in_second[2]))
+    score = tracking.score
+    chart(statistic_grid(score, t("compare_heads_title", lang, q=queries_a[query], x=keys_a[x], y=keys_a[y]),
                          layer_label=t("layer", lang), head_label=t("head", lang), colorscale="RdBu", zmid=0.0),
           key="compare-heads")
-    order = np.argsort(-np.abs(difference), axis=None, kind="stable")[:4]
+    order = [int(i) for i in np.argsort(-score, axis=None, kind="stable")[:4]]
+    best_l, best_h = divmod(order[0], score.shape[1])
+    numbers = dict(layer=best_l + 1, head=best_h + 1, score=float(score[best_l, best_h]),
+                   x=markdown_literal(keys_a[x]), y=markdown_literal(keys_a[y]),
+                   xa=tracking.x_first[best_l, best_h], ya=tracking.y_first[best_l, best_h],
+                   xb=tracking.x_second[best_l, best_h], yb=tracking.y_second[best_l, best_h])
+    n_tracking = int(tracking.tracks.sum())
+    st.caption(t("compare_tracking_found" if n_tracking else "compare_tracking_none", lang, n=n_tracking,
+                 margin=head_search.TRACKING_MARGIN, **numbers))
     columns = st.columns(4)
     for i, flat in enumerate(order):
-        l, h = divmod(int(flat), difference.shape[1])
-        columns[i].button(t("compare_open", lang, layer=l + 1, head=h + 1, diff=float(difference[l, h])),
+        l, h = divmod(flat, score.shape[1])
+        columns[i].button(t("compare_open", lang, layer=l + 1, head=h + 1, diff=float(score[l, h])),
                           key=f"compare-open-{i}", on_click=open_head, args=(l + 1, h + 1, KIND_TAB[kind]))
     st.caption(t("compare_note", lang))

@@ -12,6 +12,7 @@ from ui import widgets
 from ui.common import KIND_TAB, chart, inspect_head, kind_selector
 from ui.models import get_model
 from viz.heads import statistic_grid
+from viz.tables import localized_head_table
 from viz.text import markdown_literal, t
 
 
@@ -36,6 +37,10 @@ def shipped_csv(checkpoint: str, name: str, lang: str) -> pd.DataFrame | None:
     return table
 
 
+def readable(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
+    return localized_head_table(frame, t, lang, {kind: t(tab, lang) for kind, tab in KIND_TAB.items()})
+
+
 def statistic_label(name: str, lang: str) -> str:
     return t(f"stat_{name}", lang)
 
@@ -52,7 +57,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
           key="stats-grid")
     frame = probe.statistics_frame({kind: stats[kind]})
     st.caption(t("heads_table", lang))
-    st.dataframe(frame.drop(columns="kind").round(3), hide_index=True, width="stretch", key="stats-table")
+    st.dataframe(readable(frame.drop(columns="kind"), lang), hide_index=True, width="stretch", key="stats-table")
 
     st.markdown(f"**{t('inspect_head', lang)}**")
     cfg = get_model(checkpoint).model.cfg
@@ -78,13 +83,13 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
         if named.empty:
             st.caption(t("no_named_heads", lang))
         else:
-            st.dataframe(named, hide_index=True, width="stretch")
+            st.dataframe(readable(named, lang), hide_index=True, width="stretch")
         st.markdown(f"**{t('strongest_heads', lang)}**")
-        st.dataframe(probe.strongest_heads(corpus), hide_index=True, width="stretch")
+        st.dataframe(readable(probe.strongest_heads(corpus), lang), hide_index=True, width="stretch")
     ranking = shipped_csv(checkpoint, "head_ablation.csv", lang)
     if ranking is None:
         st.info(t("ablation_ranking_missing", lang, path=checkpoint))
     else:
         baseline = ranking["bleu"] + ranking["bleu_drop"]
         st.markdown(f"**{t('ablation_ranking', lang, bleu=round(float(baseline.iloc[0]), 2))}**")
-        st.dataframe(ranking.head(20), hide_index=True, width="stretch")
+        st.dataframe(readable(ranking.head(20), lang), hide_index=True, width="stretch")

@@ -38,7 +38,7 @@ class LinkState:
     beam: int | None = None
     present: bool = False  # presentation mode
     pair: tuple[str, int, int] | None = None  # head search: attention kind, query and key positions (from 0)
-    compared: tuple[int, int, int, int] | None = None  # two sentences: query, key in the first; query, key in the second
+    compared: tuple[int, int, int] | None = None  # two sentences: the query and the words that fit the first / second
     view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
     notices: list[Notice] = field(default_factory=list)
 
@@ -101,8 +101,10 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             ignore("pair")
     if "cmp" in params:
         parts = params["cmp"].split(".")
-        if len(parts) == 4 and all(_NUMBER.fullmatch(p) for p in parts):
-            state.compared = tuple(int(p) for p in parts)
+        if len(parts) in (3, 4) and all(_NUMBER.fullmatch(p) for p in parts):
+            numbers = [int(p) for p in parts]
+            # query.x.y; an older link's query.key (first).query.key (second) keeps its two keys
+            state.compared = tuple(numbers) if len(numbers) == 3 else (numbers[0], numbers[1], numbers[3])
         else:
             ignore("cmp")
     if "present" in params:

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+import json
+from pathlib import Path
+
 from model import decode, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
+from model.confidence import Calibration, load_calibration
 from ui.cache import ByteBudgetCache
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
@@ -18,6 +22,19 @@ TRANSLATION_CACHE_BYTES = 128 * 2**20
 @st.cache_resource(show_spinner=False)
 def get_model(checkpoint: str) -> LoadedModel:
     return load_checkpoint(checkpoint)
+
+
+@st.cache_resource(show_spinner=False)
+def get_calibration(checkpoint: str) -> Calibration | None:
+    """The checkpoint's unsure-translation threshold (confidence.json), if it ships one."""
+    return load_calibration(checkpoint)
+
+
+@st.cache_resource(show_spinner=False)
+def get_scores(checkpoint: str) -> dict:
+    """The checkpoint's measured scores (eval.json, written by model.evaluate), empty if it ships none."""
+    path = Path(checkpoint) / "eval.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def as_ablation(heads: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from model import inside
 from ui import widgets
-from ui.common import Context, chart
+from ui.common import Context, chart, query_labels
 from ui.models import get_inside
 from viz import inside as inside_viz
 from viz.text import t
@@ -23,7 +23,7 @@ def stack_selector(lang: str, key: str) -> str:
 
 
 def position_selector(ctx: Context, stack: str, key: str) -> int:
-    pieces = ctx.tr.source_pieces if stack == "encoder" else ctx.tr.decoder_input_pieces
+    pieces = query_labels(ctx.tr, "encoder_self" if stack == "encoder" else "decoder_self")
     return widgets.selectbox(st, t("inside_position", lang=ctx.lang), list(range(len(pieces))), key=key,
                              format_func=lambda i: f"{i}: {pieces[i]}")
 
@@ -45,7 +45,7 @@ def show_residual(ctx: Context) -> None:
     records = result.stack(stack)
     rows = inside.residual_rows(records, position, result.layer_norm_eps)
     steps = [sublayer_label(r.layer, r.sublayer, lang) for r in rows]
-    pieces = ctx.tr.source_pieces if stack == "encoder" else ctx.tr.decoder_input_pieces
+    pieces = query_labels(ctx.tr, "encoder_self" if stack == "encoder" else "decoder_self")
     chart(inside_viz.residual_figure(steps, [r.stream_norm for r in rows], [r.update_norm for r in rows],
                                      [r.ratio for r in rows], dict(
         stream=t("residual_stream", lang), update=t("residual_update", lang), ratio=t("residual_ratio", lang),

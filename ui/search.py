@@ -7,7 +7,8 @@ import streamlit as st
 
 from model import decode, head_search
 from ui import widgets
-from ui.common import KIND_TAB, axis_names, chart, every_head, kind_selector, open_head
+from ui.common import ARROW, KIND_TAB, axis_names, chart, every_head, kind_selector, open_head
+from ui.compare import STOP_WORDS
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
 from viz.text import t
@@ -15,33 +16,63 @@ from viz.text import t
 SEARCH_TOP = 8  # best heads drawn by the head search
 
 
+def _content(label: str) -> bool:
+    """A piece or word worth starting on: letters (or Chinese), not a stop word, not <s> / </s>."""
+    text = label.split(ARROW)[-1].replace("\u2581", "").strip().lower()
+    return bool(text) and not text.startswith("<") and text not in STOP_WORDS and any(c.isalpha() for c in text)
+
+
+def default_pair(kind: str, queries: list[str], keys: list[str]) -> tuple[int, int]:
+    """Where the pair selectors start: encoder, the first content word and the next one; decoder, the row that
+    writes the first content piece with, in the masked self-attention, the previous position, and in the
+    cross-attention, the first content word of the source."""
+    content_q = [i for i, q in enumerate(queries) if _content(q)] or [0]
+    content_k = [i for i, k in enumerate(keys) if _content(k)] or [0]
+    query = content_q[0]
+    if kind == "encoder_self":
+        return query, next((k for k in content_k if k > query), content_k[0])
+    if kind == "decoder_self":
+        return query, max(query - 1, 0)
+    return query, content_k[0]
+
+
 def show_head_search(tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str]) -> None:
     st.caption(t("explain_search", lang))
     kind = kind_selector(lang, "search_kind")
     maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
     query_axis, key_axis = axis_names(kind, lang)
+    signature = (tr.source_text, tr.target_text, kind, word_level)
+    if st.session_state.get("search_signature") == "from a link":
+        st.session_state.search_signature = signature
+    if st.session_state.get("search_signature") != signature:  # a new sentence: start on its own words again
+        for key in ("search_query", "search_key"):
+            st.session_state.pop(key, None)
+        st.session_state.search_signature = signature
+    start_query, start_key = default_pair(kind, queries, keys)
     left, middle, right = st.columns([2, 2, 1])
     query = widgets.selectbox(left, query_axis, list(range(len(queries))), key="search_query",
-                              format_func=lambda i: f"{i}: {queries[i]}")
+                              format_func=lambda i: f"{i}: {queries[i]}", default=start_query)
     visible = head_search.visible_keys(masked, query, len(keys))
     key = widgets.selectbox(middle, key_axis, visible, key="search_key", format_func=lambda i: f"{i}: {keys[i]}",
-                            default=visible[-1] if kind == "decoder_self" else visible[0])
+                            default=start_key if start_key in visible else visible[-1])
     by = widgets.radio(right, t("search_by", lang), list(head_search.SCORES), key="search_by",
                        format_func=lambda b: t(f"search_{b}", lang))
     ranked = head_search.rank_heads(maps, query, key, masked, by)
     best = ranked[:SEARCH_TOP]
     pair = t("search_pair", lang, from_piece=queries[query], to_piece=keys[key])
-    heads = np.array([[(h.layer, h.head) for h in best]])
-    notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" for h in best]]
     title = t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang))
-    chart(attention_viz.attention_grid(
-        maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=title, masked=masked, heads=heads, notes=notes,
-        mark=(query, key), layer_label=t("layer", lang), head_label=t("head", lang), query_label=t("query", lang),
-        key_label=t("key", lang)), key="search-top")
-    columns = st.columns(4)
-    for i, h in enumerate(best):
-        columns[i % 4].button(t("search_open", lang, layer=h.layer, head=h.head), key=f"search-open-{i}",
-                              on_click=open_head, args=(h.layer, h.head, KIND_TAB[kind]))
+    # Two rows of four: each thumbnail wide enough to read, each "Open" button right under its own thumbnail.
+    for row in range(0, len(best), 4):
+        shown = best[row:row + 4]
+        heads = np.array([[(h.layer, h.head) for h in shown]])
+        notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" for h in shown]]
+        chart(attention_viz.attention_grid(
+            maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=title if row == 0 else "", masked=masked,
+            heads=heads, notes=notes, mark=(query, key), layer_label=t("layer", lang), head_label=t("head", lang),
+            query_label=t("query", lang), key_label=t("key", lang)), key=f"search-top-{row // 4}")
+        for column, (i, h) in zip(st.columns(4), enumerate(shown, start=row)):
+            column.button(t("search_open", lang, layer=h.layer, head=h.head), key=f"search-open-{i}",
+                          on_click=open_head, args=(h.layer, h.head, KIND_TAB[kind]), width="stretch")
     scores = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))])
     chart(statistic_grid(scores.reshape(maps.shape[:2]), t("search_grid_title", lang, score=t(f"search_{by}", lang),
                                                              pair=pair),

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from model import decode
-from ui.common import chart, kind_selector, layer_of_kind, query_selector
+from ui.common import chart, kind_selector, layer_of_kind, query_labels, query_selector
 from viz import attention as attention_viz
 from viz import steps as steps_viz
 from viz.text import markdown_literal, t
@@ -35,7 +35,8 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
     kind = kind_selector(lang, f"{prefix}_kind")
     position = query_selector(tr, kind, lang, f"{prefix}_query")
     layer = layer_of_kind(tr, kind, layer, lang)
-    queries, keys = tr.axis_pieces(kind)
+    _, keys = tr.axis_pieces(kind)
+    queries = query_labels(tr, kind)
     head_index = 0 if head == "mean" else int(head) - 1
     if head == "mean":
         st.caption(t("mean_shows_head_1", lang))

@@ -30,7 +30,7 @@ def show_word_order(ctx: Context) -> None:
     units = what_if.word_units(tr.source_pieces)
     words = ["".join(tr.source_pieces[i] for i in unit).replace(WORD_BOUNDARY, " ").strip() for unit in units]
     choices = [i for i, unit in enumerate(units) if tr.source_pieces[unit[0]] != "</s>"]
-    left, right, button = st.columns([2, 2, 1], vertical_alignment="bottom")
+    left, right = st.columns(2, vertical_alignment="bottom")
     label = lambda i: f"{i}: {words[i]}"  # noqa: E731
     # By default the first and the last content word (dog and cat in the example), chosen afresh for each new
     # sentence: positions picked in another sentence name other words.
@@ -44,7 +44,8 @@ def show_word_order(ctx: Context) -> None:
     b = widgets.selectbox(right, t("order_second", lang), choices, key="order_b", format_func=label,
                           default=content[-1])
     if tr.source_text.strip() != EXAMPLE:
-        button.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example, help=EXAMPLE)
+        # on a row of its own: in a narrow column its label was cut ("Try: The dog chases t…")
+        st.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example, help=EXAMPLE)
     if a == b:
         st.info(t("order_same", lang))
         return

@@ -71,6 +71,7 @@ def attention_heatmap(
     show_values: bool | None = None,
     weight_label: str = "weight",
     font_scale: float = 1.0,
+    max_height: int | None = None,
 ) -> go.Figure:
     """One (queries, keys) attention matrix.
 
@@ -78,6 +79,7 @@ def attention_heatmap(
     separate grey trace (not as a low value on the colour scale) and say "masked" on hover.
     predicted_tokens: for decoder queries, the token each position predicted, shown on hover.
     font_scale: tick labels, cell values and row height grow by this factor (a projector in a classroom).
+    max_height: the figure's height at most, in pixels (rows get shorter to fit).
     """
     weights = np.asarray(weights, dtype=np.float32)  # what the model computed; half the bytes of float64 to send
     n_q, n_k = weights.shape
@@ -87,13 +89,15 @@ def attention_heatmap(
     pred_text = plotly_literal(predicted_tokens) if predicted_tokens is not None else None
 
     # Hover text per cell: query token, key token (and what the query position predicted).
-    custom = np.empty((n_q, n_k, 3), dtype=object)
+    # (Plotly's %{y} prints an axis's tick text, here the piece itself: the position comes from customdata.)
+    custom = np.empty((n_q, n_k, 5), dtype=object)
     for i in range(n_q):
         for j in range(n_k):
-            custom[i, j] = (q_text[i], k_text[j], pred_text[i] if pred_text else "")
+            custom[i, j] = (q_text[i], k_text[j], pred_text[i] if pred_text else "", i, j)
     pred_line = f"<br>{predicted_label}: %{{customdata[2]}}" if pred_text else ""
+    position = f"{query_axis}: %{{customdata[3]}} %{{customdata[0]}}"
     hover = (
-        f"{query_axis}: %{{y}} %{{customdata[0]}}{pred_line}<br>{key_axis}: %{{x}} %{{customdata[1]}}"
+        f"{position}{pred_line}<br>{key_axis}: %{{customdata[4]}} %{{customdata[1]}}"
         f"<br>{weight_label}: %{{z:.4f}}<extra></extra>"
     )
     shown = weights.copy()
@@ -128,10 +132,7 @@ def attention_heatmap(
                 customdata=custom,
                 colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]],
                 showscale=False,
-                hovertemplate=(
-                    f"{query_axis}: %{{y}} %{{customdata[0]}}<br>{key_axis}: %{{x}} %{{customdata[1]}}"
-                    f"<br>{masked_label}<extra></extra>"
-                ),
+                hovertemplate=f"{position}<br>{key_axis}: %{{customdata[4]}} %{{customdata[1]}}<br>{masked_label}<extra></extra>",
                 # Plotly would print a texttemplate in every cell, so the "×" goes only where the mask is.
                 text=np.where(masked, "×", "").tolist() if show_values else None,
                 texttemplate="%{text}" if show_values else None,
@@ -140,12 +141,12 @@ def attention_heatmap(
                 name="masked",
             )
         )
-    _map_layout(fig, q_text, k_text, query_axis, key_axis, title, font_scale)
+    _map_layout(fig, q_text, k_text, query_axis, key_axis, title, font_scale, max_height)
     return fig
 
 
 def _map_layout(fig: go.Figure, q_text: list[str], k_text: list[str], query_axis: str, key_axis: str, title: str,
-                font_scale: float = 1.0) -> None:
+                font_scale: float = 1.0, max_height: int | None = None) -> None:
     """The layout every (queries, keys) map shares: keys on top, queries down, each tick a piece, the title
     above the key labels."""
     n_q, n_k = len(q_text), len(k_text)
@@ -158,19 +159,33 @@ def _map_layout(fig: go.Figure, q_text: list[str], k_text: list[str], query_axis
     # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
     angle = (-90 if font_scale > 1 else -45) if n_k > 8 else 0
     longest = max((len(html.unescape(k)) for k in k_text), default=1)
-    label_room = key_font + 6 if angle == 0 else round(key_font * 0.5 * longest) + 8
-    top = 90 if font_scale > 1 else label_room + 30 + (34 if title else 0)
+    # an upright (-90°) label is as tall as its text is long; a slanted one about half that
+    label_room = key_font + 6 if angle == 0 else round(key_font * (0.55 if angle == -90 else 0.5) * longest) + 8
+    top = label_room + round(16 * font_scale) + 8 + (round(20 * font_scale) + 4 if title else 0)
+    # A Chinese axis title turned on its side is read with a tilted head: it goes under the map, upright.
+    upright = any("\u4e00" <= c <= "\u9fff" for c in query_axis)
+    bottom = round(22 * font_scale) if upright else 0
+    # Rows 26 px (times font_scale); with max_height, as short as fits (down to the labels' own height), so a
+    # projector's first screen holds the whole map of a ten-word sentence.
+    row_height = round(26 * font_scale)
+    if max_height:
+        room = max_height - top - 10 - bottom
+        row_height = max(round(12 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
     fig.update_layout(
-        title=dict(text=html.escape(title, quote=False), y=1.0, yanchor="top", yref="container", pad=dict(t=8))
-        if title else None,
-        xaxis=dict(title=key_axis, tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
+        title=dict(text=html.escape(title, quote=False), y=1.0, yanchor="top", yref="container", pad=dict(t=8),
+                   font=dict(size=round(14 * font_scale))) if title else None,
+        xaxis=dict(title=dict(text=key_axis, standoff=6), tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
                    tickangle=angle, tickfont=dict(size=key_font)),
-        yaxis=dict(title=query_axis, tickmode="array", tickvals=list(range(n_q)), ticktext=q_text,
-                   autorange="reversed", tickfont=dict(size=round(12 * font_scale))),
-        height=max(320, top + 10 + round(26 * font_scale) * n_q),
-        margin=dict(l=10, r=10, t=top, b=10),
+        yaxis=dict(title=None if upright else query_axis, tickmode="array", tickvals=list(range(n_q)),
+                   ticktext=q_text, autorange="reversed", tickfont=dict(size=round(12 * font_scale))),
+        height=max(320, top + 10 + bottom + row_height * n_q),
+        margin=dict(l=10, r=10, t=top, b=10 + bottom),
         plot_bgcolor="white",
     )
+    if upright:
+        fig.add_annotation(text=f"↓ {html.escape(query_axis, quote=False)}", xref="paper", yref="paper", x=0,
+                           y=0, xanchor="left", yanchor="top", yshift=-6, showarrow=False,
+                           font=dict(size=round(12 * font_scale)))
 
 
 def tile_heads(maps: np.ndarray, fill=np.nan) -> tuple[np.ndarray, tuple[int, int]]:

@@ -28,7 +28,7 @@ def padded_tokens_figure(pieces: list[list[str]], real: np.ndarray, row_labels: 
         hovertemplate=f"{labels['position']} %{{y}}: %{{text}} (%{{customdata}})<extra></extra>",
     ))
     fig.update_layout(
-        title=dict(text=html.escape(labels["title"], quote=False)),
+        title=dict(text=html.escape(labels["title"], quote=False).replace("\n", "<br>")),  # narrow: two lines
         xaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=plotly_literal(row_labels), side="top"),
         yaxis=dict(title=labels["position"], autorange="reversed", dtick=1),
         height=110 + 24 * n_positions, width=140 + 170 * n_rows, margin=dict(l=10, r=10, t=90, b=10),

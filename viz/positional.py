@@ -69,8 +69,9 @@ def position_similarity_heatmap(pe: np.ndarray, position_axis: str = "position",
     )
     fig.update_layout(
         title=title or None,
-        xaxis_title=position_axis,
-        yaxis=dict(title=position_axis, autorange="reversed", scaleanchor="x"),
+        # square cells: the plot area shrinks to a square (constrain="domain"), the axes keep the positions' range
+        xaxis=dict(title=position_axis, constrain="domain"),
+        yaxis=dict(title=position_axis, autorange="reversed", scaleanchor="x", constrain="domain"),
         height=420,
         margin=dict(l=10, r=10, t=50 if title else 20, b=10),
     )

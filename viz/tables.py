@@ -6,6 +6,11 @@ import numpy as np
 import pandas as pd
 
 
+def probability_text(p: float) -> str:
+    """Four decimals; below 0.0001 "< 0.0001", so a tiny probability never reads as 0 beside its neighbours."""
+    return "< 0.0001" if p < 0.00005 else f"{p:.4f}"
+
+
 def token_table(pieces: list[str], probabilities: list[float], alternatives: list[list[tuple[str, float]]],
                 labels: dict) -> pd.DataFrame:
     """One row per output piece: its step (numbered from 0 like the decoder positions, so step t is the piece that
@@ -14,8 +19,9 @@ def token_table(pieces: list[str], probabilities: list[float], alternatives: lis
         {
             labels["position"]: list(range(len(pieces))),
             labels["piece"]: pieces,
-            labels["probability"]: [round(p, 4) for p in probabilities],
-            labels["alternatives"]: ["  ".join(f"{piece} {p:.2f}" for piece, p in alts) for alts in alternatives],
+            labels["probability"]: [probability_text(p) for p in probabilities],
+            labels["alternatives"]: ["  ".join(f"{piece} {probability_text(p)}" for piece, p in alts)
+                                     for alts in alternatives],
         }
     )
 
@@ -34,3 +40,33 @@ def attention_csv(weights: np.ndarray, query_tokens: list[str], key_tokens: list
     frame = attention_frame(weights, query_tokens, key_tokens)
     frame.index.name = query_axis
     return frame.to_csv(float_format="%.6f")
+
+
+def localized_head_table(frame: pd.DataFrame, t, lang: str, kind_names: dict[str, str]) -> pd.DataFrame:
+    """A probe table (head statistics, named heads, strongest heads, ablation ranking) for a reader: every column
+    name, attention kind, statistic and role in the interface language. t: viz.text.t; kind_names: kind -> the
+    name of its view in that language. Numbers are rounded to 3 places."""
+    def known(key: str) -> bool:
+        try:
+            t(key, lang)
+            return True
+        except KeyError:
+            return False
+
+    def column(name: str) -> str:
+        for key in (f"col_{name}", f"short_{name}"):
+            if known(key):
+                return t(key, lang)
+        return name
+
+    def role(text: str) -> str:
+        return ", ".join(t(f"role_{r}", lang) if known(f"role_{r}") else r for r in text.split(", ")) if text else ""
+
+    shown = frame.copy()
+    if "kind" in shown:
+        shown["kind"] = shown["kind"].map(lambda k: kind_names.get(k, k))
+    if "role" in shown:
+        shown["role"] = shown["role"].fillna("").map(role)
+    if "statistic" in shown:
+        shown["statistic"] = shown["statistic"].map(lambda n: t(f"short_{n}", lang) if known(f"short_{n}") else n)
+    return shown.round(3).rename(columns=column)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import gc
 import json
 import weakref
@@ -93,11 +94,26 @@ def test_default_page_renders_every_view(checkpoint_root):
         assert key in figs, key
     assert any(m.value.startswith("### ") for m in at.markdown)  # the translation, one line
     cross = figs["heatmap-cross"]["layout"]
-    assert cross["yaxis"]["title"]["text"] == "decoder position (query)"
+    assert cross["yaxis"]["title"]["text"] == "decoder position (query): reads → next piece"
     assert cross["xaxis"]["title"]["text"] == "encoder position (key)"
-    assert cross["xaxis"]["ticktext"][-1] == "&lt;/s&gt;" and cross["yaxis"]["ticktext"][0] == "&lt;s&gt;"
+    assert cross["xaxis"]["ticktext"][-1] == "&lt;/s&gt;" and cross["yaxis"]["ticktext"][0].startswith("&lt;s&gt; → ")
     decoder = figs["heatmap-decoder_self"]
     assert any(trace.get("name") == "masked" for trace in decoder["data"])
+
+
+def test_decoder_rows_are_named_by_what_they_read_and_what_they_write(checkpoint_root, tiny_checkpoint):
+    """Row t of a decoder map reads piece t of "<s> + output" and writes output piece t: named by both, on the
+    axis, in the hover and in the CSV, so an alignment does not look shifted by one row."""
+    at = open_tab(run_app(s="I like tea."), "tab_cross")
+    loaded = load_checkpoint(tiny_checkpoint)
+    tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
+    expected = [f"{a} → {b}" for a, b in zip(tr.decoder_input_pieces, tr.target_pieces)]
+    for kind in ("cross", "decoder_self"):
+        open_tab(at, f"tab_{'cross' if kind == 'cross' else 'decoder'}")
+        layout = figures(at)[f"heatmap-{kind}"]["layout"]
+        assert [html.unescape(x) for x in layout["yaxis"]["ticktext"]] == expected
+        hover = figures(at)[f"heatmap-{kind}"]["data"][0]["hovertemplate"]
+        assert "%{y}" not in hover and "%{x}" not in hover  # a piece once, not "▁is ▁is"
 
 
 def test_heatmaps_show_the_models_attention(checkpoint_root, tiny_checkpoint):
@@ -181,8 +197,12 @@ def test_language_switch_changes_the_labels(checkpoint_root):
     at.radio(key="lang").set_value("zh").run()
     assert not at.exception
     assert any(m.value.startswith("#### 注意力探索器") for m in at.markdown)
-    assert figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["yaxis"]["title"]["text"] == "解码器位置（查询）"
-    assert [tab.label for tab in at.tabs][:3] == ["编码器自注意力", "解码器掩码自注意力", "交叉注意力"]
+    layout = figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]
+    # upright under the map (a Chinese title on its side is read with a tilted head)
+    assert layout["annotations"][-1]["text"] == "↓ 解码器位置（查询）：读入 → 下一个子词"
+    labels = [tab.label for tab in at.tabs]
+    assert {"注意力图", "为什么这样设计", "注意力头在做什么", "生成过程"} <= set(labels)
+    assert {"编码器自注意力", "解码器掩码自注意力", "交叉注意力"} <= set(labels)
 
 
 def test_a_shared_link_restores_sentence_layer_head_and_language(checkpoint_root):
@@ -272,10 +292,31 @@ def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
     assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
 
 
+def test_head_tables_speak_the_interface_language(monkeypatch):
+    """Column names, attention kinds, statistics and roles of every head table, in Chinese; no command lines."""
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    at = open_tab(run_app(lang="zh"), "tab_heads")
+    assert not at.exception
+    english = {"kind", "layer", "head", "entropy", "distance", "same", "previous", "next", "boundary", "punctuation",
+               "max_weight", "role", "statistic", "value", "bleu", "bleu_drop", "log_prob_drop"}
+    assert len(at.dataframe) >= 3
+    for table in at.dataframe:
+        frame = table.value
+        assert not english & set(map(str, frame.columns)), list(frame.columns)
+        for column in frame.columns:
+            if frame[column].dtype == object:
+                assert not frame[column].isin(["cross", "encoder_self", "decoder_self", "entropy"]).any()
+    assert not any("python -m" in m.value for m in [*at.markdown, *at.caption, *at.info])
+
+
 def test_ablating_heads_retranslates_and_reports_the_log_prob_change(checkpoint_root):
     at = open_tab(run_app(), "tab_ablation")
     assert "ablation-heatmap" not in figures(at)
-    at.multiselect(key="ablate").select("encoder_self:1:1").select("encoder_self:1:2").run()
+    # The grid of one kind: a row per layer, a box per head and one for the whole layer.
+    grids = [e.value for e in at.dataframe if list(e.value.index)[:1] == ["L1"]]
+    assert len(grids) == 3 and list(grids[0].index) == ["L1", "L2"] and grids[0].shape[1] == 1 + 4
+    at.session_state["ablated_heads"] = ["encoder_self:1:1", "encoder_self:1:2"]  # what two ticks leave
+    at.run()
     assert not at.exception
     assert "ablation-heatmap" in figures(at)
     change = next(m.value for m in at.markdown if "Log-probability of the original translation" in m.value)
@@ -286,7 +327,18 @@ def test_ablating_heads_retranslates_and_reports_the_log_prob_change(checkpoint_
     figs = every_figure(at)
     assert not np.allclose(heat(figs["ablation-heatmap"]), heat(figs["heatmap-encoder_self"]))
     # The chosen heads are still chosen after a visit to another tab.
-    assert at.multiselect(key="ablate").value == ["encoder_self:1:1", "encoder_self:1:2"]
+    assert at.session_state["ablated_heads"] == ["encoder_self:1:1", "encoder_self:1:2"]
+
+
+def test_ablation_grid_toggles_a_head_a_whole_layer_and_a_whole_kind():
+    from ui.ablation import ALL, apply_edits, grid_frame
+
+    chosen = apply_edits("cross", set(), {0: {"H3": True}, 1: {ALL: True}}, n_heads=4)
+    assert chosen == {"cross:1:3"} | {f"cross:2:{h}" for h in range(1, 5)}
+    frame = grid_frame("cross", 2, 4, chosen)
+    assert frame.loc["L2"].all() and frame.loc["L1", "H3"] and not frame.loc["L1", ALL]
+    assert apply_edits("cross", chosen, {1: {"H2": False}}, 4) == chosen - {"cross:2:2"}
+    assert apply_edits("cross", chosen, {1: {ALL: False}}, 4) == {"cross:1:3"}
 
 
 def test_teacher_forcing_a_reference_changes_the_target_axis(checkpoint_root):
@@ -332,6 +384,21 @@ def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     assert len(figs["grid-encoder_self"]["layout"]["annotations"]) == 6 * 8  # a titled tile per layer and head
 
 
+def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model_is(monkeypatch):
+    """The shipped en-zh model's calibrated note (confidence.json): on for a jumble of technical words, off for
+    an everyday sentence; in both interface languages. The About box names the data and the measured scores."""
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    jumble = "Quantum chromodynamics renormalises the gluon propagator asymptotically."
+    for lang, marker in (("en", "unsure"), ("zh", "没有把握")):
+        at = run_app(s=jumble, lang=lang)
+        assert not at.exception
+        assert any(marker in w.value for w in at.warning), lang
+        about = " ".join(c.value for c in at.caption)
+        assert "BLEU" in about and ("CC-CEDICT" in about) and ("technical" in about or "专业" in about)
+    at = run_app(s="I am a student.")
+    assert not any("unsure" in w.value for w in at.warning)
+
+
 # Views drawn from the model's own numbers for the current sentence: each must change when the checkpoint does.
 # (The positional-encoding and synthetic softmax plots depend only on d_model, the same in both.)
 MODEL_VIEWS = ("heatmap-encoder_self", "heatmap-decoder_self", "heatmap-cross", "grid-encoder_self",
@@ -355,8 +422,9 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
     assert set(after) == set(before)
     for key in MODEL_VIEWS:
         assert after[key] != before[key], key
-    target_ticks = after["heatmap-cross"]["layout"]["yaxis"]["ticktext"]
-    assert "".join(target_ticks[1:]).replace("▁", " ").strip() in german.replace("\\", "")
+    target_ticks = after["heatmap-cross"]["layout"]["yaxis"]["ticktext"]  # "reads → writes"
+    written = "".join(tick.split(" → ")[1] for tick in target_ticks).replace("&lt;/s&gt;", "")
+    assert written.replace("▁", " ").strip() == german.removeprefix("### ").replace("\\", "")
     # The examples offered are in the checkpoint's domain (image captions for Multi30k).
     assert "A man in a blue shirt is playing the guitar." in at.selectbox(key="example").options
 
@@ -389,7 +457,7 @@ def test_head_search_ranks_heads_by_the_maps_values_and_opens_the_best(checkpoin
     grid = heat(figures(at)["search-grid"])  # layers x heads: the weight of every head for the pair
     np.testing.assert_allclose(grid, expected.cross_attention[:, :, 1, 2], atol=1e-6)
     best = np.unravel_index(np.argmax(grid), grid.shape)
-    top = figures(at)["search-top"]
+    top = figures(at)["search-top-0"]
     assert top["layout"]["annotations"][0]["text"].startswith(f"L{best[0] + 1} H{best[1] + 1} ·")
     first = next(b for b in at.button if b.key == "search-open-0")
     assert first.label == f"Open L{best[0] + 1} H{best[1] + 1}"
@@ -417,23 +485,35 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
     np.testing.assert_allclose(a, expected[0].encoder_self_attention[0, 0], atol=1e-6)
     np.testing.assert_allclose(b, expected[1].encoder_self_attention[0, 0], atol=1e-6)
     np.testing.assert_allclose(heat(figs["compare-difference"]), a - b, atol=1e-6)
-    # heads ranked by how differently they link the chosen pairs: query 2 -> key 1 in both sentences here
-    for name in ("a", "b"):
-        at.selectbox(key=f"compare_query_{name}").select_index(2).run()
-        at.selectbox(key=f"compare_key_{name}").select_index(1).run()
-    assert at.query_params["cmp"] == "2.1.2.1"  # both word pairs live in the link too
-    grid = heat(figures(at)["compare-heads"])
-    np.testing.assert_allclose(grid, expected[0].encoder_self_attention[:, :, 2, 1]
-                               - expected[1].encoder_self_attention[:, :, 2, 1], atol=1e-6)
+    # The ranking starts on the pair's own words: "chases" with "dog" (fits the first) and "cat" (the second).
+    pieces = expected[0].source_pieces
+    for key, word in (("compare_query", "chases"), ("compare_x", "dog"), ("compare_y", "cat")):
+        piece = pieces[at.selectbox(key=key).value]  # the word's first piece
+        assert piece.startswith("\u2581") and word.startswith(piece[1:]), (key, piece)
+    # Heads are ranked by how much more they look at each word where it fits, not by one weight's difference.
+    at.selectbox(key="compare_query").select_index(2).run()
+    at.selectbox(key="compare_x").select_index(1).run()
+    at.selectbox(key="compare_y").select_index(4).run()
+    assert at.query_params["cmp"] == "2.1.4"  # the choice lives in the link too
+    a_maps, b_maps = (e.encoder_self_attention for e in expected)
+    where_b = [expected[1].source_pieces.index(pieces[i]) for i in (2, 1, 4)]  # the same pieces in the second
+    score = 0.5 * ((a_maps[:, :, 2, 1] - b_maps[:, :, where_b[0], where_b[1]])
+                   + (b_maps[:, :, where_b[0], where_b[2]] - a_maps[:, :, 2, 4]))
+    np.testing.assert_allclose(heat(figures(at)["compare-heads"]), score, atol=1e-6)
+    # Another pair of sentences starts on its own words again, not on the old positions.
+    at.text_input(key="sentence").set_value("The animal didn't cross the street because it was too tired.").run()
+    at.text_input(key="second_sentence").set_value("The animal didn't cross the street because it was too wide.").run()
     assert not at.exception
 
 
 def test_a_link_with_two_sentences_opens_both(checkpoint_root):
-    at = run_app(s="I like tea.", s2="I like coffee.", cmp="2.1.2.1")
+    at = run_app(s="I like tea.", s2="I like coffee.", cmp="2.0.1")
     assert at.session_state["second_sentence"] == "I like coffee."
     open_tab(at, "tab_compare")
     assert "compare-a" in figures(at) and "compare-b" in figures(at) and not at.exception
-    assert at.selectbox(key="compare_query_b").value == 2 and at.selectbox(key="compare_key_b").value == 1
+    assert [at.selectbox(key=k).value for k in ("compare_query", "compare_x", "compare_y")] == [2, 0, 1]
+    old = open_tab(run_app(s="I like tea.", s2="I like coffee.", cmp="2.1.2.0"), "tab_compare")  # an older link
+    assert [old.selectbox(key=k).value for k in ("compare_query", "compare_x", "compare_y")] == [2, 1, 0]
 
 
 def test_the_head_search_pair_lives_in_the_link(checkpoint_root):

@@ -83,7 +83,8 @@ def test_wording_divides_by_the_square_root_and_names_both_thresholds():
 # Words allowed in the Chinese interface: notation and names, not English sentences.
 ALLOWED = {"softmax", "d_k", "d_model", "PE", "sin", "cos", "W_O", "W_Q", "W_K", "BLEU", "CSV", "LayerNorm", "Sublayer",
            "Attention", "Is", "All", "You", "Need", "Transformer", "SentencePiece", "python", "model", "probe",
-           "checkpoint", "split", "test", "ablate", "W_V", "pos", "Q", "K", "V", "L", "H", "x", "k", "q", "v", "i", "t", "n"}
+           "checkpoint", "split", "test", "ablate", "W_V", "pos", "CPU", "README",
+           "Tatoeba", "JEC", "CC", "CEDICT", "Unicode", "CLDR", "Multi30k", "chrF", "Q", "K", "V", "L", "H", "x", "k", "q", "v", "i", "t", "n"}
 
 
 def english_words(text: str) -> set[str]:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 import pytest
 
 from ..conftest import ROOT, SHIPPED
+from ui.common import VIEW_GROUPS
+from viz.text import LANGUAGES, t
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -105,3 +107,18 @@ def visible_heatmap_ticks(page) -> list[str]:
             return [...plot.querySelectorAll('.xtick text, .ytick text')].map(t => t.textContent);
         }"""
     )
+
+
+def open_view(page, name: str) -> None:
+    """Open an explorer view by its tab label (either language), as a user does: its group's tab first, when
+    the view's own tab is not showing."""
+    for group, views in VIEW_GROUPS.items():
+        for lang in LANGUAGES:
+            if name in [t(v, lang) for v in views]:
+                view_tab = page.get_by_role("tab", name=name, exact=True)
+                if not view_tab.is_visible():
+                    page.get_by_role("tab", name=t(group, lang), exact=True).click()
+                    view_tab.wait_for(state="visible", timeout=60_000)
+                view_tab.click()
+                return
+    page.get_by_role("tab", name=name, exact=True).click()  # a lesson's tab

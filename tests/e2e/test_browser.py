@@ -5,7 +5,7 @@ The screenshot lands in test-artifacts/app.png.
 
 from __future__ import annotations
 
-from .conftest import ARTIFACTS, assert_no_exception, wait_until_idle
+from .conftest import ARTIFACTS, assert_no_exception, open_view, wait_until_idle
 
 
 def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server, browser):
@@ -27,14 +27,14 @@ def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server
     assert translation.inner_text().strip()
 
     for tab in ("Encoder self-attention", "Masked decoder self-attention", "Cross-attention"):
-        page.get_by_role("tab", name=tab).click()
+        open_view(page, tab)
         panel = page.locator("[role='tabpanel']:visible")
         heatmap = panel.locator(".js-plotly-plot").first
         heatmap.wait_for(state="visible", timeout=60_000)
         assert heatmap.locator(".heatmaplayer, .hm").count() > 0 or heatmap.locator("image").count() > 0
         # The query axis is named, as the app promises.
         assert "(query)" in heatmap.inner_text()
-    page.get_by_role("tab", name="Cross-attention").click()
+    open_view(page, "Cross-attention")
     # Streamlit scrolls inside its own container, so bring the cross-attention map into the shot.
     page.locator("[role='tabpanel']:visible .js-plotly-plot").first.scroll_into_view_if_needed()
     page.wait_for_timeout(800)
@@ -50,9 +50,9 @@ def open_on_tab(browser, url: str, tab: str):
     """A new page on this link, with this tab opened once the first run has finished."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(url, wait_until="domcontentloaded")
-    page.get_by_role("tab", name=tab).wait_for(timeout=120_000)
+    page.get_by_role("tab", name="Cross-attention").wait_for(timeout=120_000)
     wait_until_idle(page)
-    page.get_by_role("tab", name=tab).click()
+    open_view(page, tab)
     wait_until_idle(page)
     return page
 
@@ -69,10 +69,10 @@ def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_serve
     wait_until_idle(page)
     assert thumb.input_value() == "2"
 
-    page.get_by_role("tab", name="Cross-attention").click()
+    open_view(page, "Cross-attention")
     wait_until_idle(page)
     assert page.locator("[role='tabpanel']:visible .js-plotly-plot").count() >= 1
-    page.get_by_role("tab", name="Decoding steps").click()
+    open_view(page, "Decoding steps")
     wait_until_idle(page)
     thumb = page.locator(SLIDER).first
     thumb.wait_for(state="attached", timeout=60_000)
@@ -80,8 +80,8 @@ def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_serve
 
     page.get_by_text("中文", exact=True).click()
     wait_until_idle(page)
-    selected = page.locator("[role='tab'][aria-selected='true']")
-    assert selected.inner_text().strip() == "逐步解码"
+    selected = page.locator("[role='tab'][aria-selected='true']")  # the group's tab and the view's
+    assert [x.strip() for x in selected.all_inner_texts()] == ["生成过程", "逐步解码"]
     page.locator(SLIDER).first.wait_for(state="attached", timeout=60_000)
     assert page.locator(SLIDER).first.input_value() == "2"
     assert_no_exception(page)
@@ -118,7 +118,7 @@ def test_head_search_opens_the_best_head_in_its_map(streamlit_server, browser):
     button.click()
     wait_until_idle(page)
     selected = page.locator("[role='tab'][aria-selected='true']")
-    assert selected.inner_text().strip() == "Encoder self-attention"
+    assert [x.strip() for x in selected.all_inner_texts()] == ["Attention maps", "Encoder self-attention"]
     title = page.locator("[role='tabpanel']:visible .js-plotly-plot .gtitle").first
     title.wait_for(timeout=60_000)
     assert f"layer {layer} · head {head}" in title.text_content()
@@ -136,7 +136,7 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
         page.locator("[data-testid='stSelectbox']").filter(has_text="Minimal pairs").click()
         page.get_by_role("option", name=pair).click()
         wait_until_idle(page)
-        assert page.locator("[role='tab'][aria-selected='true']").inner_text().strip() == "Two sentences"
+        assert page.locator("[role='tab'][aria-selected='true']").last.inner_text().strip() == "Two sentences"
         box = page.get_by_label("Second sentence (to compare)", exact=True).and_(page.locator("input"))
         assert box.input_value() == second
         panel = page.locator("[role='tabpanel']:visible")
@@ -145,6 +145,6 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
         assert_no_exception(page)
     page.get_by_text("中文", exact=True).click()
     wait_until_idle(page)
-    assert page.locator("[role='tab'][aria-selected='true']").inner_text().strip() == "两句对比"
+    assert page.locator("[role='tab'][aria-selected='true']").last.inner_text().strip() == "两句对比"
     assert_no_exception(page)
     page.close()

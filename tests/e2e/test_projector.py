@@ -9,7 +9,7 @@ import urllib.parse
 import pytest
 
 from ..conftest import SHIPPED
-from .conftest import ARTIFACTS, assert_no_exception, wait_until_idle
+from .conftest import ARTIFACTS, assert_no_exception, open_view, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped checkpoints")
 
@@ -107,10 +107,78 @@ def test_long_german_pieces_fit_the_cross_attention_axes(streamlit_server, brows
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
     page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick text", state="attached", timeout=120_000)
     wait_until_idle(page)
-    page.get_by_role("tab", name="Cross-attention", exact=True).click()
+    open_view(page, "Cross-attention")
     page.wait_for_timeout(800)
     measured = page.evaluate(MEASURE, None)
     page.screenshot(path=str(ARTIFACTS / "projector-1024x768-en-de-cross.png"))
     assert not overlapping(measured["x"]) and not overlapping(measured["y"])
     assert min(t["x"] for t in measured["y"]) >= 0
+    page.close()
+
+
+TEN_WORDS = "She bought a red car for her brother last week."
+# Every text box of the visible map: its title, both axis titles (a Chinese query title sits under the map as an
+# annotation), the tick labels.
+MEASURE_TEXT = r"""() => {
+    const panel = [...document.querySelectorAll('[role="tabpanel"]')].filter(p => p.offsetParent !== null).pop();
+    const plot = panel.querySelector('.js-plotly-plot');
+    const boxes = (sel, group) => [...plot.querySelectorAll(sel)].map(t => {
+        const r = t.getBoundingClientRect();
+        return {group, x: r.left, y: r.top, w: r.width, h: r.height, text: t.textContent};
+    }).filter(b => b.w > 0 && b.h > 0);
+    const r = plot.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, texts: [
+        ...boxes('.gtitle', 'title'), ...boxes('.xtitle', 'key axis'), ...boxes('.ytitle', 'query axis'),
+        ...boxes('.annotation-text', 'query axis'), ...boxes('.xtick text', 'key'), ...boxes('.ytick text', 'query')]};
+}"""
+
+
+def intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of boxes from different groups (title, axis titles, key labels, query labels) that overlap."""
+    return [(a["text"], b["text"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a["group"] != b["group"] and a["x"] < b["x"] + b["w"] - 1 and b["x"] < a["x"] + a["w"] - 1
+            and a["y"] < b["y"] + b["h"] - 1 and b["y"] < a["y"] + a["h"] - 1]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_text(streamlit_server, browser, lang):
+    """Issue 21: at 1024×768 in presentation mode the whole cross-attention map of a ten-word sentence is on
+    the first screen, and its title, axis titles and labels do not run into each other."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    query = urllib.parse.urlencode({"s": TEN_WORDS, "lang": lang, "present": "1", "view": "tab_cross", "layer": "5",
+                                    "head": "mean"})
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .ytick text", state="attached", timeout=120_000)
+    wait_until_idle(page)
+    assert_no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / f"presentation-1024x768-{lang}-cross.png"))
+    measured = page.evaluate(MEASURE_TEXT)
+    assert 0 <= measured["top"] and max(b["y"] + b["h"] for b in measured["texts"]) <= 768, measured["bottom"]
+    assert len([b for b in measured["texts"] if b["group"] == "query"]) >= 11  # every row, labelled
+    assert not intersecting(measured["texts"])
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_view_is_one_visible_click_away_at_1024(streamlit_server, browser, lang):
+    """Issue 21: no view hides behind an overflow arrow: the group tabs and each group's view tabs fit."""
+    from ui.common import VIEW_GROUPS
+    from viz.text import t
+
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}", wait_until="domcontentloaded")
+    page.get_by_role("tab", name=t("group_maps", lang), exact=True).wait_for(timeout=120_000)
+    wait_until_idle(page)
+    main = page.locator("[data-testid='stMain']").bounding_box()
+
+    def inside(name):
+        box = page.get_by_role("tab", name=name, exact=True).bounding_box()
+        return box is not None and box["x"] >= main["x"] and box["x"] + box["width"] <= main["x"] + main["width"]
+
+    for group, views in VIEW_GROUPS.items():
+        assert inside(t(group, lang)), group
+        page.get_by_role("tab", name=t(group, lang), exact=True).click()
+        page.get_by_role("tab", name=t(views[0], lang), exact=True).wait_for(state="visible", timeout=60_000)
+        assert all(inside(t(view, lang)) for view in views), group
+    assert_no_exception(page)
     page.close()

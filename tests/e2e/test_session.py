@@ -13,7 +13,7 @@ from model.checkpoint import load_checkpoint
 from model.decode import encode_source, translate
 
 from ..conftest import SHIPPED
-from .conftest import assert_no_exception, visible_heatmap_ticks, wait_until_idle
+from .conftest import assert_no_exception, open_view, visible_heatmap_ticks, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped en-zh checkpoint")
 
@@ -48,7 +48,7 @@ def choose(page, label: str, option: str) -> None:
 
 
 def open_tab(page, name: str) -> None:
-    page.get_by_role("tab", name=name, exact=True).click()
+    open_view(page, name)
     page.wait_for_timeout(300)
 
 

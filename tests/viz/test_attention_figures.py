@@ -69,7 +69,8 @@ def test_hover_names_query_key_and_prediction():
                             "encoder position (key)", predicted_tokens=["我", "</s>"], predicted_label="predicts")
     heat = fig.data[0]
     assert "decoder position (query)" in heat.hovertemplate and "predicts" in heat.hovertemplate
-    assert tuple(heat.customdata[1][2]) == ("我", "c", "&lt;/s&gt;")
+    assert tuple(heat.customdata[1][2]) == ("我", "c", "&lt;/s&gt;", 1, 2)  # query, key, prediction, positions
+    assert "%{y}" not in heat.hovertemplate  # Plotly prints the tick text for %{y}: the piece would show twice
 
 
 def test_user_text_is_escaped_everywhere():
