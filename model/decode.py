@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Tokenizer, visible
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_BOUNDARY, Tokenizer, visible
 from .transformer import AttentionOptions, DecoderCache, Transformer
 
 TOP_K_ALTERNATIVES = 5
@@ -157,6 +157,7 @@ def beam_search(
     encoded=None,
     incremental: bool = True,
     uniform_cross: bool = False,
+    forced: dict[int, int] | None = None,
 ) -> list[Hypothesis]:
     """Beam search for one source sentence. With beam_size=1 this is exactly greedy decoding.
 
@@ -164,7 +165,10 @@ def beam_search(
     passes that produced it. incremental=False runs the decoder over the whole prefix at every step (no cache):
     slower, the same result; the pass that produced the last piece then holds every earlier step's rows.
     uniform_cross=True gives every cross-attention row equal weights (no attention: one fixed context).
+    forced: {step: token id}: at those steps every hypothesis takes that piece, whatever the model prefers (what
+    if it had written 追 here?); the other steps decode as usual. Probabilities and alternatives stay the model's.
     """
+    forced = forced or {}
     head_mask = head_mask or {}
     if encoded is None:
         encoded = model.encode(torch.tensor([source]), AttentionOptions(head_mask=head_mask.get("encoder_self")))
@@ -196,12 +200,19 @@ def beam_search(
         top_p, top_i = log_probs.exp().topk(TOP_K_ALTERNATIVES, dim=-1)
 
         totals = torch.tensor([h.log_prob for h in alive])[:, None] + log_probs
+        step = len(alive[0].tokens)
+        if step in forced:  # only the forced piece may follow, from every hypothesis
+            allowed = torch.full_like(totals, -math.inf)
+            allowed[:, forced[step]] = totals[:, forced[step]]
+            totals = allowed
         cand_scores, cand_flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
         vocab = log_probs.size(1)
         next_alive, parents = [], []
         for rank, (total, flat) in enumerate(zip(cand_scores.tolist(), cand_flat.tolist())):
             beam, token = divmod(flat, vocab)
             parent = alive[beam]
+            if total == -math.inf:
+                break  # past the forced piece's candidates
             if token == EOS_ID and rank >= beam_size:
                 continue  # an end only counts when it ranks among the best beam_size continuations
             child = Hypothesis(
@@ -264,6 +275,7 @@ class Translation:
     truncated: bool = False  # the source was longer than the model's limit and was cut
     finished: bool = True  # False when decoding hit the length limit before </s>
     reference_truncated: bool = False  # teacher forcing: the reference was longer than the model reads, and cut
+    forced: list[list[int]] = field(default_factory=list)  # what-if decoding: [step, piece id] pairs it had to take
 
     @property
     def decoder_input_pieces(self) -> list[str]:
@@ -407,27 +419,57 @@ def translate_hypotheses(
     need_qkv: bool = True,
     ablate: dict[str, list[tuple[int, int]]] | None = None,
     uniform_cross: bool = False,
+    forced: dict[int, int] | None = None,
 ) -> list[Translation]:
     """Every finished hypothesis of a beam search (one for greedy), best first, each with the attention of the
     run that produced it. ablate: {"cross": [(layer, head), ...], ...} switches those heads off (0-based);
-    uniform_cross=True replaces every cross-attention row by equal weights over the source."""
+    uniform_cross=True replaces every cross-attention row by equal weights over the source; forced: {step: id}
+    makes the decoder take those pieces at those steps and decode on from there (beam_search)."""
     head_mask = head_masks_to_tensors(model, ablate)
     source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
     hypotheses = beam_search(
         model, source[0], beam_size, length_penalty, record=True, need_qkv=need_qkv, head_mask=head_mask,
-        encoded=encoded, uniform_cross=uniform_cross,
+        encoded=encoded, uniform_cross=uniform_cross, forced=forced,
     )
     method = "greedy" if beam_size == 1 else "beam"
     encoder = _EncoderRecord.of(encoded, need_qkv)
-    return [_translation(text, source, target_tokenizer, h, encoder, need_qkv, method, beam_size) for h in hypotheses]
+    translations = [_translation(text, source, target_tokenizer, h, encoder, need_qkv, method, beam_size)
+                    for h in hypotheses]
+    for tr in translations:
+        tr.forced = [[step, token] for step, token in sorted((forced or {}).items()) if step < len(tr.target_ids)]
+    return translations
 
 
 def translate(model, source_tokenizer, target_tokenizer, text, beam_size=1, length_penalty=0.6, need_qkv=True,
-              ablate=None, uniform_cross=False) -> Translation:
+              ablate=None, uniform_cross=False, forced=None) -> Translation:
     """Translate one sentence (the best hypothesis), recording every attention map of the run that produced it."""
     return translate_hypotheses(
-        model, source_tokenizer, target_tokenizer, text, beam_size, length_penalty, need_qkv, ablate, uniform_cross
+        model, source_tokenizer, target_tokenizer, text, beam_size, length_penalty, need_qkv, ablate, uniform_cross,
+        forced,
     )[0]
+
+
+def forced_piece_ids(target_tokenizer: Tokenizer, piece: str) -> list[int]:
+    """What "--force 2=追" forces: a piece of the target vocabulary as it is (its id), or else its text cut into
+    pieces by the tokenizer (several ids, forced at consecutive steps). An unknown character raises ValueError."""
+    piece_id = target_tokenizer.processor.PieceToId(piece)
+    if piece and piece_id != UNK_ID and target_tokenizer.piece(piece_id) == piece:
+        return [piece_id]
+    ids = [i for i in target_tokenizer.encode(piece) if target_tokenizer.piece(i) != WORD_BOUNDARY] or []
+    if not ids or UNK_ID in ids:
+        raise ValueError(f"{piece!r} cannot be written with the target vocabulary")
+    return ids
+
+
+def forced_steps(target_tokenizer: Tokenizer, choices: list[tuple[int, str]]) -> dict[int, int]:
+    """[(step, piece or text), ...] -> {step: id}; a text of several pieces fills the steps after its own."""
+    forced: dict[int, int] = {}
+    for step, piece in choices:
+        if step < 0:
+            raise ValueError(f"step {step}: steps are numbered from 0")
+        for offset, piece_id in enumerate(forced_piece_ids(target_tokenizer, piece)):
+            forced[step + offset] = piece_id
+    return forced
 
 
 @torch.inference_mode()

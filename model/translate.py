@@ -3,6 +3,7 @@
     python -m model.translate --checkpoint checkpoints/en-zh "Tom is reading a book."
     python -m model.translate --checkpoint checkpoints/en-zh --input in.txt --output out.txt --beam 4
     python -m model.translate --checkpoint checkpoints/en-zh "Tom is reading a book." --attention-out tom.npz
+    python -m model.translate --checkpoint checkpoints/en-zh "Tom chases Jerry." --force 2=追   # what if …?
 
 --attention-out writes one sentence's translation with every attention map, Q/K/V and probability to a .npz or
 .json file (model.export.load reads it back; model.export.to_bertviz turns it into BertViz's input).
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from . import export
 from .cli import check_output, open_checkpoint, positive_int, read_lines
-from .decode import translate
+from .decode import forced_steps, translate
 from .evaluate import translate_corpus
 
 
@@ -30,7 +31,16 @@ def main(argv=None):
     p.add_argument("--length-penalty", type=float, default=0.6)
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--attention-out", type=Path, help="one sentence: also write its attention to this .npz / .json")
+    p.add_argument("--force", action="append", default=[], metavar="STEP=PIECE",
+                   help="what-if decoding: at output step STEP (from 0) write PIECE (a piece of the target "
+                   "vocabulary, or text, which is then cut into pieces), and decode on from there; repeatable")
     args = p.parse_args(argv)
+    choices = []
+    for item in args.force:
+        step, sep, piece = item.partition("=")
+        if not sep or not step.strip().isdigit() or not piece:
+            p.error(f"--force takes STEP=PIECE (e.g. 2=追), not {item!r}")
+        choices.append((int(step), piece))
 
     # Every check before any work: a bad output path found after translating a whole file wastes the run.
     sentences = list(args.sentences)
@@ -45,7 +55,24 @@ def main(argv=None):
         if args.attention_out.suffix.lower() not in (".npz", ".json"):
             p.error(f"--attention-out must end in .npz or .json, not {args.attention_out.name!r}")
         check_output(args.attention_out)
+    if choices and (args.input or len(sentences) != 1):
+        p.error("--force takes exactly one sentence (as an argument, not --input)")
     loaded = open_checkpoint(args.checkpoint)
+    if choices:
+        try:
+            forced = forced_steps(loaded.target_tokenizer, choices)
+        except ValueError as e:
+            p.error(str(e))
+        result = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences[0],
+                           beam_size=args.beam, length_penalty=args.length_penalty, forced=forced)
+        if args.attention_out:
+            export.save(result, args.attention_out)
+        text = result.target_text + "\n"
+        if args.output:
+            args.output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+        return
     if args.attention_out:
         result = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences[0],
                            beam_size=args.beam, length_penalty=args.length_penalty)

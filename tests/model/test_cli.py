@@ -50,11 +50,27 @@ def files(tmp_path):
     (["--input", "{empty}"], "holds no sentences"),
     (["--input", "{good}", "--output", "{folder}/no/such/dir/out.txt"], "output folder does not exist"),
     (["--input", "{good}", "--output", "{folder}"], "output is a folder"),
+    (["--force", "two=茶", "Hi."], "takes STEP=PIECE"),
+    (["--force", "2", "Hi."], "takes STEP=PIECE"),
+    (["--force", "1=茶", "--input", "{good}"], "exactly one sentence"),
+    (["--force", "1=☃", "Hi."], "cannot be written"),
 ])
 def test_translate_rejects_bad_arguments_before_any_work(tiny_checkpoint, files, capsys, no_work, args, message):
     argv = ["--checkpoint", str(tiny_checkpoint)] + [a.format(**files) for a in args]
     code, line = run(translate.main, argv, capsys)
     assert code != 0 and message in line
+
+
+def test_force_decodes_on_from_the_forced_piece(tiny_checkpoint, capsys):
+    from model.checkpoint import load_checkpoint
+    from model.decode import translate as decode_one
+
+    loaded = load_checkpoint(tiny_checkpoint)
+    expected = decode_one(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
+                          forced={0: loaded.target_tokenizer.processor.PieceToId("茶")})
+    translate.main(["--checkpoint", str(tiny_checkpoint), "I like tea.", "--force", "0=茶"])
+    assert capsys.readouterr().out == expected.target_text + "\n"
+    assert expected.target_ids[0] == loaded.target_tokenizer.processor.PieceToId("茶")
 
 
 def test_translate_names_a_missing_checkpoint_by_folder(tmp_path, capsys):

@@ -166,3 +166,49 @@ def test_batched_greedy_with_the_cache_matches_one_sentence_at_a_time(overfit_mo
     batched = greedy_batch(overfit_model, sources)
     alone = [beam_search(overfit_model, ids, 1, incremental=False)[0].tokens for ids in sources]
     assert batched == [[t for t in tokens if t != EOS_ID] for tokens in alone]
+
+
+# --- what-if decoding: force a piece at a step, decode on -----------------------------------------------------
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_forcing_the_models_own_choices_reproduces_the_translation_and_its_maps(overfit_model, tiny_tokenizers,
+                                                                                beam_size):
+    source, target = tiny_tokenizers
+    original = translate(overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size)
+    forced = translate(overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size,
+                       forced={1: original.target_ids[1]})
+    assert forced.target_text == original.target_text and forced.forced == [[1, original.target_ids[1]]]
+    for name in ("encoder_self_attention", "decoder_self_attention", "cross_attention"):
+        np.testing.assert_array_equal(getattr(forced, name), getattr(original, name))
+    assert forced.token_probs == original.token_probs
+
+
+def test_a_forced_piece_changes_the_path_and_its_rows_are_teacher_forcing_of_that_prefix(overfit_model,
+                                                                                         tiny_tokenizers):
+    from model.decode import teacher_force
+
+    source, target = tiny_tokenizers
+    original = translate(overfit_model, source, target, "I like tea.")
+    other = original.alternatives[1][1][0]  # the model's second choice at step 1
+    other_id = target.processor.PieceToId(other)
+    assert other_id != original.target_ids[1]
+    forced = translate(overfit_model, source, target, "I like tea.", forced={1: other_id})
+    assert forced.target_ids[:2] == [original.target_ids[0], other_id]
+    # the forced piece keeps the probability the model gave it, not 1
+    assert forced.token_probs[1] == pytest.approx(original.alternatives[1][1][1], rel=1e-5)
+    # rows 0..1 (reading <s> and the first piece, then the forced piece's step) as teacher forcing the prefix
+    prefix = teacher_force(overfit_model, source, target, "I like tea.", reference_ids=forced.target_ids[:2])
+    np.testing.assert_allclose(forced.cross_attention[:, :, :2], prefix.cross_attention, atol=1e-5)
+    np.testing.assert_allclose(forced.decoder_self_attention[:, :, :2, :2], prefix.decoder_self_attention, atol=1e-5)
+
+
+def test_force_names_a_piece_or_text_and_refuses_what_the_vocabulary_cannot_write(tiny_tokenizers):
+    from model.decode import forced_steps
+
+    _, target = tiny_tokenizers
+    tea = target.processor.PieceToId("茶")
+    assert forced_steps(target, [(2, "茶")]) == {2: tea}
+    several = forced_steps(target, [(0, "喜欢茶")])
+    assert sorted(several) == list(range(len(several))) and len(several) >= 2
+    with pytest.raises(ValueError, match="cannot be written"):
+        forced_steps(target, [(0, "☃")])
