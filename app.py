@@ -22,7 +22,7 @@ from ui.ablation import show_ablation
 from ui.attention import show_attention, show_translation
 from ui.common import VIEW_GROUPS, Context, head_name
 from ui.compare import MINIMAL_PAIRS, show_compare
-from ui.decoding import show_decoding_steps
+from ui.decoding import show_decoding_steps, show_trail
 from ui.head_stats import show_head_statistics
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
 from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores
@@ -98,6 +98,8 @@ def init_state(checkpoints: list[str]) -> None:
         st.session_state.update(page="explore", tab=link.view)
     elif link.view in LESSON_KEYS:
         st.session_state.update(page="lessons", lesson=link.view)
+    if link.trail:
+        st.session_state.update(trail=[list(step) for step in link.trail], trail_for="from a link")
     if link.compared:
         st.session_state.update(zip(("compare_query", "compare_x", "compare_y"), link.compared),
                                 compare_signature="from a link")  # kept, not replaced by the pair's own words
@@ -141,6 +143,8 @@ def write_url() -> None:
     compared = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
     if st.session_state.second_sentence.strip() and all(type(p) is int for p in compared):
         params["cmp"] = ".".join(map(str, compared))  # the word pairs of the two-sentence view
+    if st.session_state.get("trail"):
+        params["force"] = ",".join(f"{step}:{piece}" for step, piece in st.session_state.trail)
     st.query_params.from_dict(params)
 
 
@@ -273,11 +277,23 @@ def view_selectors(cfg, lang: str) -> None:
     word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
-def fetch_again(checkpoint: str, sentence: str, beam: int, choice: int, reference: str):
+def fetch_again(checkpoint: str, sentence: str, beam: int, choice: int, reference: str, trail: tuple = ()):
     """How to get the translation shown again, holding only its recipe (strings and numbers), not its arrays."""
     if reference:
         return lambda: get_forced(checkpoint, sentence, reference=reference)
-    return lambda: get_hypotheses(checkpoint, sentence, beam)[choice]
+    return lambda: get_hypotheses(checkpoint, sentence, beam, trail=trail)[choice]
+
+
+def current_trail(checkpoint: str, sentence: str, beam: int, vocab_size: int) -> tuple[tuple[int, int], ...]:
+    """The what-if choices of this sentence (step, piece id); a new sentence, checkpoint or beam starts without
+    any (a link's trail is kept for the sentence the link opened)."""
+    signature = (checkpoint, sentence, beam)
+    if st.session_state.get("trail_for") == "from a link":
+        st.session_state.trail_for = signature
+    if st.session_state.get("trail_for") != signature:
+        st.session_state.update(trail=[], trail_for=signature)
+    trail = [step for step in st.session_state.get("trail", []) if 0 <= step[1] < vocab_size]
+    return tuple(tuple(step) for step in trail)
 
 
 def explorer_views(ctx: Context) -> dict:
@@ -301,7 +317,7 @@ def explorer_views(ctx: Context) -> dict:
         "tab_compare": lambda: show_compare(tr, ctx.checkpoint, ctx.beam, *view, ctx.word_level, ctx.languages),
         "tab_ablation": lambda: show_ablation(ctx.model_output, ctx.checkpoint, ctx.beam, *view, ctx.word_level,
                                               ctx.languages),
-        "tab_decoding": lambda: show_decoding_steps(tr, *view),
+        "tab_decoding": lambda: show_decoding_steps(ctx),
     }
 
 
@@ -365,7 +381,9 @@ def main() -> None:
         st.warning(t("empty_input", lang))
         st.stop()
     beam = int(st.session_state.beam)
-    hypotheses = get_hypotheses(checkpoint, sentence, beam)
+    trail = current_trail(checkpoint, sentence, beam, cfg.tgt_vocab_size)
+    original = get_hypotheses(checkpoint, sentence, beam)
+    hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
     choice = 0
     if len(hypotheses) > 1:
         # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also
@@ -388,6 +406,7 @@ def main() -> None:
     if not tr.finished:
         st.info(t("unfinished", lang))
     show_translation(tr, model_output, lang)
+    show_trail(tr, original[0], lang)
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
         st.warning(t("unsure", lang, score=mean_log_prob(tr.token_probs), threshold=calibration.threshold,
@@ -398,7 +417,7 @@ def main() -> None:
 
     ctx = Context(tr, model_output, checkpoint, beam, int(st.session_state.layer), st.session_state.head, lang,
                   st.session_state.word_level, languages, cfg,
-                  fetch_again(checkpoint, sentence, beam, choice, reference))
+                  fetch_again(checkpoint, sentence, beam, choice, reference, trail), original[0])
     explorer = explorer_views(ctx)
     if st.session_state.page == "lessons":
         for key, tab in lazy_tabs(LESSON_KEYS, "lesson", "lesson_tab", lang).items():

@@ -48,6 +48,7 @@ class Context:
     languages: tuple[str, str]  # (source, target) language codes
     cfg: object  # the model's TransformerConfig
     fetch: Callable[[], decode.Translation]  # tr again, from the shared cache or computed anew (see show_attention)
+    original: decode.Translation | None = None  # the model's own output when what-if choices (a trail) are set
 
 
 def inspect_head(layer: int, head: int) -> None:

@@ -1,16 +1,53 @@
-"""Decoding step by step: at step t the output so far, the attention rows of position t, the next-piece choices."""
+"""Decoding step by step: at step t the output so far, the attention rows of position t, the next-piece choices;
+and what-if decoding: write another piece at step t and let the model decode on from there."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from model import decode
-from ui.common import chart, layer_of_kind, row_outcomes, selected_weights
+from ui.common import Context, chart, layer_of_kind, row_outcomes, selected_weights
+from ui.models import get_model
 from viz.decoding import decoding_step_figure
-from viz.text import t
+from viz.tables import probability_text
+from viz.text import markdown_literal, t
 
 
-def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
+def choose_piece(checkpoint: str, step: int, piece: str) -> None:
+    """Button callback: the trail keeps the choices before this step, then writes `piece` here (a text of several
+    pieces fills the next steps too). A piece the vocabulary cannot write leaves the trail as it was."""
+    try:
+        forced = decode.forced_steps(get_model(checkpoint).target_tokenizer, [(step, piece)])
+    except ValueError:
+        st.session_state.whatif_error = piece
+        return
+    kept = [choice for choice in st.session_state.get("trail", []) if choice[0] < step]
+    st.session_state.trail = kept + [[s, i] for s, i in sorted(forced.items())]
+    st.session_state.whatif_typed = ""
+
+
+def undo_choice() -> None:
+    st.session_state.trail = st.session_state.get("trail", [])[:-1]
+
+
+def show_trail(tr: decode.Translation, original: decode.Translation | None, lang: str,
+               with_undo: bool = True) -> None:
+    """What the what-if choices changed: each forced step, the model's own translation beside the new one, and
+    the log-probabilities of both. tr: the model's output on the trail; original: without it."""
+    trail = st.session_state.get("trail", [])
+    if not trail or original is None or tr.teacher_forced:
+        return
+    steps = "; ".join(t("whatif_step", lang, step=step, piece=markdown_literal(tr.target_pieces[step])
+                        if step < len(tr.target_pieces) else "–") for step, _ in trail)
+    st.info(t("whatif_note", lang, steps=steps, new=markdown_literal(tr.target_text), new_lp=tr.log_prob,
+              original=markdown_literal(original.target_text), original_lp=original.log_prob,
+              delta=tr.log_prob - original.log_prob))
+    if with_undo:
+        st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo-top")
+
+
+def show_decoding_steps(ctx: Context) -> None:
+    tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
     st.caption(t("explain_decoding_steps", lang))
     n = len(tr.target_pieces)
     if st.session_state.get("decode_step", 0) >= n:
@@ -35,3 +72,31 @@ def show_decoding_steps(tr: decode.Translation, layer: int, head: str, lang: str
     )
     chart(fig, key="decoding-step")
     st.caption(row_outcomes(tr, lang, sentence=True)[step])
+    show_what_if(ctx, step)
+
+
+def show_what_if(ctx: Context, step: int) -> None:
+    """Pick another piece for this step (one of the model's top choices, or typed) and decode on from it."""
+    lang, tr = ctx.lang, ctx.tr
+    st.markdown(f"**{t('whatif_title', lang, step=step)}**")
+    if tr.teacher_forced:
+        st.caption(t("whatif_forcing", lang))
+        return
+    alternatives = tr.alternatives[step]
+    options = [piece for piece, _ in alternatives]
+    probability = dict(alternatives)
+    pick, typed, go = st.columns([2, 2, 2], vertical_alignment="bottom")
+    # Options change with every step and sentence: a plain selectbox keyed by the step starts on the model's
+    # second choice (its first is what it wrote already).
+    chosen = pick.selectbox(t("whatif_pick", lang), options, index=min(1, len(options) - 1), key=f"whatif_pick_{step}",
+                            format_func=lambda p: f"{p} ({probability_text(probability[p])})")
+    text = typed.text_input(t("whatif_type", lang), key="whatif_typed", help=t("whatif_type_help", lang))
+    piece = text.strip() or chosen
+    go.button(t("whatif_go", lang, step=step, piece=piece), on_click=choose_piece,
+              args=(ctx.checkpoint, step, piece), key="whatif-go", width="stretch")
+    error = st.session_state.pop("whatif_error", None)
+    if error:
+        st.warning(t("whatif_unwritable", lang, piece=markdown_literal(error)))
+    show_trail(ctx.model_output, ctx.original, lang, with_undo=False)
+    if st.session_state.get("trail"):
+        st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo")

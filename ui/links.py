@@ -40,6 +40,7 @@ class LinkState:
     pair: tuple[str, int, int] | None = None  # head search: attention kind, query and key positions (from 0)
     compared: tuple[int, int, int] | None = None  # two sentences: the query and the words that fit the first / second
     view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
+    trail: tuple[tuple[int, int], ...] | None = None  # what-if decoding: (step, piece id) the decoder must write
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -107,6 +108,12 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.compared = tuple(numbers) if len(numbers) == 3 else (numbers[0], numbers[1], numbers[3])
         else:
             ignore("cmp")
+    if "force" in params:  # what-if decoding: "2:1234,5:88" = step 2 writes piece 1234, step 5 piece 88
+        pairs = [item.split(":") for item in params["force"].split(",")]
+        if pairs and all(len(p) == 2 and all(_NUMBER.fullmatch(x) for x in p) for p in pairs):
+            state.trail = tuple(sorted({int(a): int(b) for a, b in pairs}.items()))
+        else:
+            ignore("force")
     if "present" in params:
         if params["present"] in ("0", "1"):
             state.present = params["present"] == "1"

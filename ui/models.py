@@ -53,16 +53,18 @@ def translation_cache() -> ByteBudgetCache:
 
 
 def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = (),
-                   uniform_cross: bool = False) -> list:
-    """Every hypothesis (one for greedy), best first. ablated, uniform_cross: what-ifs of the forward pass."""
+                   uniform_cross: bool = False, trail: tuple[tuple[int, int], ...] = ()) -> list:
+    """Every hypothesis (one for greedy), best first. ablated, uniform_cross: what-ifs of the forward pass;
+    trail: what-if decoding, ((step, piece id), ...) the decoder must write."""
     def compute():
         loaded = get_model(checkpoint)
         return decode.translate_hypotheses(
             loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size,
-            ablate=as_ablation(ablated), uniform_cross=uniform_cross,
+            ablate=as_ablation(ablated), uniform_cross=uniform_cross, forced=dict(trail) or None,
         )
 
-    return translation_cache().get(("hypotheses", checkpoint, sentence, beam_size, ablated, uniform_cross), compute)
+    key = ("hypotheses", checkpoint, sentence, beam_size, ablated, uniform_cross, trail)
+    return translation_cache().get(key, compute)
 
 
 def get_forced(checkpoint: str, sentence: str, reference: str | None = None,

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import decode
 from model.checkpoint import load_checkpoint
+from viz.text import markdown_literal
 
 from ..conftest import ROOT
 
@@ -359,6 +360,37 @@ def test_decoding_step_slider_moves_through_the_output(checkpoint_root):
     assert len(moved["layout"]["xaxis"]["ticktext"]) == 3 and len(first["layout"]["xaxis"]["ticktext"]) == 1
     open_tab(open_tab(at, "tab_encoder"), "tab_decoding")
     assert at.slider(key="decode_step").value == 2  # the step is kept while another tab is open
+
+
+def test_what_if_writes_another_piece_decodes_on_lives_in_the_link_and_undoes(checkpoint_root, tiny_checkpoint):
+    at = open_tab(run_app(s="I like tea."), "tab_decoding")
+    loaded = load_checkpoint(tiny_checkpoint)
+    original = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
+    at.slider(key="decode_step").set_value(1).run()
+    second = original.alternatives[1][1][0]  # the model's second choice at step 1: the picker starts there
+    assert at.selectbox(key="whatif_pick_1").value == second
+    next(b for b in at.button if b.key == "whatif-go").click().run()
+    assert not at.exception
+    second_id = loaded.target_tokenizer.processor.PieceToId(second)
+    assert at.session_state["trail"] == [[1, second_id]] and at.query_params["force"] == f"1:{second_id}"
+    expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
+                                forced={1: second_id})
+    assert translation_markdown(at).strip() == f"### {markdown_literal(expected.target_text)}".strip()
+    assert any("What if" in i.value for i in at.info)
+    # every view is on the new path: the cross-attention map is the forced run's
+    np.testing.assert_allclose(heat(figures(open_tab(at, "tab_cross"))["heatmap-cross"]),
+                               expected.cross_attention[0, 0], atol=1e-6)
+    # the link opens the same path; undo goes back to the model's own translation
+    linked = run_app(s="I like tea.", force=f"1:{second_id}")
+    assert translation_markdown(linked).strip() == f"### {markdown_literal(expected.target_text)}".strip()
+    next(b for b in at.button if b.key == "whatif-undo-top").click().run()
+    assert at.session_state["trail"] == []
+    assert translation_markdown(at).strip() == f"### {markdown_literal(original.target_text)}".strip()
+    # a typed text the vocabulary cannot write is refused with a message, the trail unchanged
+    open_tab(at, "tab_decoding")
+    at.text_input(key="whatif_typed").input("☃").run()
+    next(b for b in at.button if b.key == "whatif-go").click().run()
+    assert at.session_state["trail"] == [] and any("cannot be written" in w.value for w in at.warning)
 
 
 def test_word_level_view_merges_pieces(checkpoint_root):
