@@ -24,6 +24,7 @@ from ui.common import VIEW_GROUPS, Context, head_name
 from ui.compare import MINIMAL_PAIRS, show_compare
 from ui.decoding import show_decoding_steps, show_trail
 from ui.head_stats import show_head_statistics
+from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
 from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores
 from ui.positional import show_positional
@@ -318,6 +319,7 @@ def explorer_views(ctx: Context) -> dict:
         "tab_ablation": lambda: show_ablation(ctx.model_output, ctx.checkpoint, ctx.beam, *view, ctx.word_level,
                                               ctx.languages),
         "tab_decoding": lambda: show_decoding_steps(ctx),
+        "tab_lens": lambda: show_logit_lens(ctx),
     }
 
 

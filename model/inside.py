@@ -125,3 +125,56 @@ def largest_step_difference(records: list[dict[str, SublayerRecord]], sublayer: 
     """The largest difference, over every layer, feature and position, between what a sub-layer adds at a
     position and at position 0: 0 when it adds the same vector everywhere (one fixed context)."""
     return max(float(np.abs(layer[sublayer].update - layer[sublayer].update[0]).max()) for layer in records)
+
+
+# --- Logit lens: what each decoder layer would predict if it were the last -----------------------------------
+
+@dataclass
+class LogitLens:
+    """For every decoder layer (rows) and decoding step (columns): the rank (1 = top) and probability of the
+    piece the model finally wrote at that step, when that layer's output is read by the model's final
+    LayerNorm and output layer; and each cell's three most probable pieces (ids)."""
+
+    rank: np.ndarray  # (layers, steps) int
+    log_probability: np.ndarray  # (layers, steps)
+    top_ids: np.ndarray  # (layers, steps, 3)
+    top_probabilities: np.ndarray  # (layers, steps, 3)
+
+    @property
+    def probability(self) -> np.ndarray:
+        return np.exp(self.log_probability)
+
+    def decided_at(self) -> list[int | None]:
+        """Per step, the first layer (1-based) from which the written piece ranks first in every later layer;
+        None if not even the last layer ranks it first (teacher forcing on a piece the model would not pick)."""
+        out = []
+        for column in self.rank.T:
+            top = column == 1
+            first = None
+            for layer in range(len(column) - 1, -1, -1):
+                if not top[layer]:
+                    break
+                first = layer + 1
+            out.append(first)
+        return out
+
+
+@torch.inference_mode()
+def logit_lens(model: Transformer, source_ids: list[int], target_ids: list[int]) -> LogitLens:
+    """One teacher-forced pass over a translation the model produced (decoder fed <s> + target_ids[:-1]); each
+    decoder layer's output goes through the final LayerNorm (pre-norm: the stack's last step) and the output
+    layer. The last layer's row is exactly the model's own output distribution."""
+    encoded = model.encode(torch.tensor([source_ids]))
+    decoded = model.decode(torch.tensor([[BOS_ID] + list(target_ids[:-1])]), encoded, trace=True)
+    rows = []
+    for layer in decoded.trace:
+        ff = layer["feed_forward"]
+        # the layer's output: pre-norm x + FFN(LN(x)); post-norm LN(x + FFN(x)), its LayerNorm's output
+        out = ff.stream + ff.update if model.cfg.norm_first else ff.norm_output
+        rows.append(model.generator(model.decoder_norm(out))[0].float().log_softmax(-1))
+    log_probs = torch.stack(rows)  # (layers, steps, vocab)
+    written = torch.tensor(target_ids)
+    chosen = log_probs[:, torch.arange(len(target_ids)), written]  # (layers, steps)
+    rank = (log_probs > chosen[..., None]).sum(-1) + 1
+    top_p, top_i = log_probs.exp().topk(3, dim=-1)
+    return LogitLens(rank.numpy(), chosen.numpy(), top_i.numpy(), top_p.numpy())

@@ -89,6 +89,13 @@ def get_inside(checkpoint: str, tr: decode.Translation, uniform_cross: bool = Fa
                                                                     tr.target_ids, uniform_cross))
 
 
+def get_logit_lens(checkpoint: str, tr: decode.Translation) -> inside.LogitLens:
+    """What each decoder layer would predict at each step of tr's output (inside.logit_lens)."""
+    key = ("logit lens", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids))
+    return translation_cache().get(key, lambda: inside.logit_lens(get_model(checkpoint).model, tr.source_ids,
+                                                                   tr.target_ids))
+
+
 def get_word_order(checkpoint: str, sentence: str, a: int, b: int) -> what_if.WordOrder:
     def compute():
         loaded = get_model(checkpoint)

@@ -44,3 +44,35 @@ def decoding_step_figure(
         fig.update_yaxes(range=[0, 1], title_text=title, row=1, col=col)
     fig.update_layout(height=340, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig
+
+
+def logit_lens_figure(rank: np.ndarray, probability: np.ndarray, top_pieces: list[list[list[str]]],
+                      top_probabilities: np.ndarray, step_labels: list[str], labels: dict) -> go.Figure:
+    """(layers, steps) grid: colour = the probability each decoder layer, read as if it were the last, gives the
+    piece finally written at that step; the number in a cell is its rank (1 = that layer's top choice); hover
+    lists the layer's three most probable pieces. Layers down (1 at the top), steps across, labelled by the piece
+    written. labels: layer, step, probability, rank, top, title."""
+    rank = np.asarray(rank)
+    n_layers, n_steps = rank.shape
+    hover = [[" · ".join(f"{p} {q:.2f}" for p, q in zip(plotly_literal(top_pieces[l][s]), top_probabilities[l, s]))
+              for s in range(n_steps)] for l in range(n_layers)]
+    text = [[str(r) if r < 1000 else "999+" for r in row] for row in rank]
+    fig = go.Figure(go.Heatmap(
+        z=np.asarray(probability, dtype=np.float32), x=list(range(n_steps)), y=list(range(1, n_layers + 1)),
+        zmin=0.0, zmax=1.0, colorscale="Blues", text=text, texttemplate="%{text}", textfont=dict(size=11),
+        customdata=np.array([[[h, rank[l, s]] for s, h in enumerate(row)] for l, row in enumerate(hover)],
+                            dtype=object),
+        colorbar=dict(title=labels["probability"], thickness=12), xgap=2, ygap=2,
+        hovertemplate=(f"{labels['layer']} %{{y}}, {labels['step']} %{{x}}<br>{labels['probability']}: "
+                       f"%{{z:.3f}} · {labels['rank']} %{{customdata[1]}}<br>{labels['top']}: %{{customdata[0]}}"
+                       "<extra></extra>"),
+    ))
+    fig.update_layout(
+        title=dict(text=labels["title"], y=0.98, yanchor="top"),
+        xaxis=dict(title=labels["step"], tickmode="array", tickvals=list(range(n_steps)),
+                   ticktext=[f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))], side="top",
+                   tickangle=-45 if n_steps > 8 else 0),
+        yaxis=dict(title=labels["layer"], autorange="reversed", dtick=1),
+        height=140 + 40 * n_layers, margin=dict(l=10, r=10, t=110, b=10), plot_bgcolor="white",
+    )
+    return fig

@@ -212,3 +212,22 @@ def test_force_names_a_piece_or_text_and_refuses_what_the_vocabulary_cannot_writ
     assert sorted(several) == list(range(len(several))) and len(several) >= 2
     with pytest.raises(ValueError, match="cannot be written"):
         forced_steps(target, [(0, "☃")])
+
+
+def test_logit_lens_last_layer_is_the_models_output_distribution(overfit_model, tiny_tokenizers):
+    """The lens reads each decoder layer through the final LayerNorm and output layer; for the last layer that
+    is the model's own computation, bit for bit, and an overfitted model has decided every piece by then."""
+    from model.inside import logit_lens
+
+    source, target = tiny_tokenizers
+    tr = translate(overfit_model, source, target, "I like tea.")
+    lens = logit_lens(overfit_model, tr.source_ids, tr.target_ids)
+    with torch.inference_mode():  # the model's own teacher-forced pass over the same output
+        _, decoded = overfit_model(torch.tensor([tr.source_ids]), torch.tensor([[BOS_ID] + tr.target_ids[:-1]]))
+        own = decoded.logits[0].float().log_softmax(-1)[torch.arange(len(tr.target_ids)), tr.target_ids]
+    np.testing.assert_array_equal(lens.log_probability[-1], own.numpy())
+    np.testing.assert_allclose(lens.probability[-1], tr.token_probs, rtol=1e-5)  # what decoding reported
+    assert lens.rank.shape == (overfit_model.cfg.n_decoder_layers, len(tr.target_ids))
+    assert (lens.rank[-1] == 1).all()  # greedy wrote each layer-last top choice
+    assert all(d is not None for d in lens.decided_at())
+    assert lens.top_ids[-1, :, 0].tolist() == tr.target_ids
