@@ -28,6 +28,7 @@ from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
 from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores
 from ui.positional import show_positional
+from ui.qk_space import show_qk_space
 from ui.scaling import show_scaling
 from ui.search import show_head_search
 from ui.steps import show_steps
@@ -45,7 +46,7 @@ PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 PAGES = ("explore", "lessons")
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
 VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
-                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step",
+                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step", "qk_kind", "qk_query",
                 "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query",
                 "compare_x", "compare_y") + LESSON_WIDGETS
 TAB_KEYS = tuple(view for views in VIEW_GROUPS.values() for view in views)
@@ -320,6 +321,7 @@ def explorer_views(ctx: Context) -> dict:
                                               ctx.languages),
         "tab_decoding": lambda: show_decoding_steps(ctx),
         "tab_lens": lambda: show_logit_lens(ctx),
+        "tab_qk": lambda: show_qk_space(ctx),
     }
 
 

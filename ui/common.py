@@ -21,7 +21,7 @@ from viz.text import markdown_literal, t
 VIEW_GROUPS = {
     "group_maps": ("tab_encoder", "tab_decoder", "tab_cross", "tab_compare"),
     "group_design": ("tab_positional", "tab_softmax", "tab_steps"),
-    "group_heads": ("tab_heads", "tab_search", "tab_ablation"),
+    "group_heads": ("tab_heads", "tab_search", "tab_ablation", "tab_qk"),
     "group_generation": ("tab_decoding", "tab_lens"),
 }
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}

@@ -100,3 +100,42 @@ def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
     fig.update_layout(title=labels["output"], height=160, yaxis=dict(showticklabels=False),
                       xaxis_title="d_k", margin=dict(l=10, r=10, t=40, b=10))
     return fig
+
+
+def qk_space_figure(queries: np.ndarray, keys: np.ndarray, sample_queries: np.ndarray, sample_keys: np.ndarray,
+                    query_labels: list[str], key_labels: list[str], chosen: int, weights: np.ndarray,
+                    labels: dict) -> go.Figure:
+    """One head's queries (circles) and keys (triangles) in 2-D: the held-out sample faint, the current
+    sentence's points coloured by position and labelled; lines from the chosen query to every key it sees, as
+    thick and opaque as its weight. labels: query, key, sample_query, sample_key, x, y, title, weight."""
+    fig = go.Figure()
+    fig.add_trace(go.Scattergl(x=sample_queries[:, 0], y=sample_queries[:, 1], mode="markers", name=labels["sample_query"],
+                               marker=dict(symbol="circle", size=5, color="#9ecae1", opacity=0.35), hoverinfo="skip"))
+    fig.add_trace(go.Scattergl(x=sample_keys[:, 0], y=sample_keys[:, 1], mode="markers", name=labels["sample_key"],
+                               marker=dict(symbol="triangle-up", size=5, color="#fdae6b", opacity=0.35),
+                               hoverinfo="skip"))
+    weights = np.asarray(weights, dtype=float)
+    for j, w in enumerate(weights):
+        if w >= 0.02:
+            fig.add_trace(go.Scatter(x=[queries[chosen, 0], keys[j, 0]], y=[queries[chosen, 1], keys[j, 1]],
+                                     mode="lines", line=dict(color="#d62728", width=1 + 6 * w), opacity=min(1.0, 0.2 + w),
+                                     showlegend=False, hoverinfo="skip"))
+    q_text, k_text = plotly_literal(query_labels), plotly_literal(key_labels)
+    fig.add_trace(go.Scatter(
+        x=queries[:, 0], y=queries[:, 1], mode="markers+text", name=labels["query"], text=q_text,
+        textposition="top center", marker=dict(symbol="circle", size=11, color=list(range(len(queries))),
+                                               colorscale="Blues", line=dict(width=1, color="#08306b")),
+        hovertemplate=f"{labels['query']} %{{customdata}}: %{{text}}<extra></extra>",
+        customdata=list(range(len(queries)))))
+    fig.add_trace(go.Scatter(
+        x=keys[:, 0], y=keys[:, 1], mode="markers+text", name=labels["key"], text=k_text,
+        textposition="bottom center", marker=dict(symbol="triangle-up", size=12, color=list(range(len(keys))),
+                                                  colorscale="Oranges", line=dict(width=1, color="#7f2704")),
+        customdata=np.stack([np.arange(len(keys)), weights], -1),
+        hovertemplate=(f"{labels['key']} %{{customdata[0]:.0f}}: %{{text}}<br>{labels['weight']}: "
+                       "%{customdata[1]:.3f}<extra></extra>")))
+    fig.update_layout(title=dict(text=labels["title"]), xaxis_title=labels["x"], yaxis_title=labels["y"],
+                      height=560, margin=dict(l=10, r=10, t=60, b=10), plot_bgcolor="white",
+                      legend=dict(orientation="h", y=-0.12))
+    fig.update_yaxes(scaleanchor="x", constrain="domain")
+    return fig

@@ -20,7 +20,7 @@ from ..conftest import ROOT
 
 APP = str(ROOT / "app.py")
 TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
-            "tab_ablation", "tab_decoding", "tab_lens")
+            "tab_ablation", "tab_decoding", "tab_lens", "tab_qk")
 
 
 def run_app(**query) -> AppTest:
@@ -91,7 +91,7 @@ def test_default_page_renders_every_view(checkpoint_root):
     for kind in ("encoder_self", "decoder_self", "cross"):
         assert f"heatmap-{kind}" in figs and f"grid-{kind}" in figs
     for key in ("pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair", "saturation", "model-scaling",
-                "steps-vectors", "steps-bars", "steps-output", "logit-lens"):
+                "steps-vectors", "steps-bars", "steps-output", "logit-lens", "qk-space"):
         assert key in figs, key
     lens = heat(figs["logit-lens"])  # decoder layers x decoding steps
     assert lens.shape == (2, len(figs["heatmap-cross"]["layout"]["yaxis"]["ticktext"]))

@@ -1,0 +1,31 @@
+"""A head's query-key space: the projection keeps what it says it keeps; an offset is named only when it holds."""
+
+import numpy as np
+
+from model import qk_space
+
+
+def test_points_on_a_line_keep_all_their_variance_in_the_first_component():
+    rng = np.random.default_rng(0)
+    direction = rng.normal(size=8)
+    line = np.outer(rng.normal(size=40), direction)
+    projection = qk_space.project(line[:5], line[5:10], line[10:25], line[25:])
+    assert projection.explained[0] > 0.999 and projection.explained[1] < 1e-6
+    # distances along the line are kept: the projection is a rotation of the centred points
+    np.testing.assert_allclose(np.abs(projection.queries[:, 0] - projection.queries[0, 0]),
+                               np.linalg.norm(line[:5] - line[0], axis=1), rtol=1e-4)
+
+
+def test_a_previous_token_head_is_named_by_its_offset_and_a_diffuse_one_is_not():
+    n = 6
+    previous = np.eye(n, k=-1)
+    previous[0, 0] = 1.0
+    offset, share = qk_space.dominant_offset(previous)
+    assert offset == -1 and share == (n - 1) / n
+    uniform = np.full((n, n), 1 / n)
+    uniform[np.arange(n), (np.arange(n) * 3) % n] += 0.1  # strongest keys scattered
+    assert qk_space.dominant_offset(uniform)[1] < qk_space.POSITIONAL_SHARE
+    # in the masked decoder, row 0 sees one key only and is left out
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    diagonal = np.eye(n)
+    assert qk_space.dominant_offset(diagonal, ~causal) == (0, 1.0)

@@ -1,0 +1,54 @@
+"""A head's query-key space: the current sentence's queries and keys beside a held-out sample, in 2-D."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import qk_space
+from model.data import read_everyday
+from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
+from ui.models import get_model
+from viz import attention as attention_viz
+from viz.steps import qk_space_figure
+from viz.text import t
+
+SAMPLE_SENTENCES = 60  # of our everyday sentences (never trained on): about 600 queries and keys per head
+
+
+@st.cache_resource(show_spinner=False)
+def get_qk_sample(checkpoint: str) -> qk_space.QKSample:
+    """Once per server and checkpoint: every head's queries and keys over the held-out sample."""
+    loaded = get_model(checkpoint)
+    language = loaded.metadata.get("target_language", "zh")
+    return qk_space.sample_qk(loaded, [e.source for e in read_everyday(language)][:SAMPLE_SENTENCES])
+
+
+def show_qk_space(ctx: Context) -> None:
+    lang, tr = ctx.lang, ctx.tr
+    st.caption(t("qk_explain", lang))
+    kind = kind_selector(lang, "qk_kind")
+    position = query_selector(tr, kind, lang, "qk_query")
+    layer = layer_of_kind(tr, kind, ctx.layer, lang)
+    head = 0 if ctx.head == "mean" else int(ctx.head) - 1
+    if ctx.head == "mean":
+        st.caption(t("mean_shows_head_1", lang))
+    with st.spinner(t("qk_sampling", lang, n=SAMPLE_SENTENCES)):
+        sample = get_qk_sample(ctx.checkpoint)
+    q, k = qk_space.head_points(tr, kind, layer - 1, head)
+    projection = qk_space.project(q, k, sample.queries[kind][layer - 1, head], sample.keys[kind][layer - 1, head])
+    weights = tr.attention(kind)[layer - 1, head]
+    _, keys = tr.axis_pieces(kind)
+    query_axis, key_axis = axis_names(kind, lang)
+    labels = dict(query=t("qk_queries", lang), key=t("qk_keys", lang), sample_query=t("qk_sample_queries", lang),
+                  sample_key=t("qk_sample_keys", lang), weight=t("weight", lang),
+                  x=t("qk_component", lang, n=1, share=projection.explained[0]),
+                  y=t("qk_component", lang, n=2, share=projection.explained[1]),
+                  title=t("qk_title", lang, layer=layer, head=head + 1))
+    chart(qk_space_figure(projection.queries, projection.keys, projection.sample_queries, projection.sample_keys,
+                          query_labels(tr, kind), keys, position, weights[position], labels), key="qk-space")
+    st.caption(t("qk_method", lang, share=sum(projection.explained), n=sample.sentences))
+    if kind != "cross":  # an offset compares a query's and a key's positions: only within one sequence
+        masked = attention_viz.causal_mask(len(keys)) if kind == "decoder_self" else None
+        offset, share = qk_space.dominant_offset(weights, masked)
+        if share >= qk_space.POSITIONAL_SHARE:
+            st.caption(t("qk_positional", lang, share=share, offset=offset))
