@@ -386,8 +386,10 @@ def main() -> None:
         st.stop()
     beam = int(st.session_state.beam)
     trail = current_trail(checkpoint, sentence, beam, cfg.tgt_vocab_size)
-    original = get_hypotheses(checkpoint, sentence, beam)
-    hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
+    # Under load the same sentence is computed once for the whole class (ui.cache): the page says it is waiting.
+    with st.spinner(t("translating", lang)):
+        original = get_hypotheses(checkpoint, sentence, beam)
+        hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
     choice = 0
     if len(hypotheses) > 1:
         # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also

@@ -39,15 +39,31 @@ def array_bytes(value: Any) -> int:
     return walk(value)
 
 
+class _InFlight:
+    """One computation under way: the sessions that ask for the same key meanwhile wait for it."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.waiters = 0
+
+
 class ByteBudgetCache:
     """get(key, compute): the cached value, or compute() stored under key; thread-safe (the app's sessions run
-    in threads of one process). The newest value is always kept, even when it alone is over the budget."""
+    in threads of one process). The newest value is always kept, even when it alone is over the budget.
+
+    A key is computed once however many sessions ask for it at the same moment (a class typing the sentence on
+    the board): the first computes, the others wait for its result. An exception reaches every waiter and is
+    not cached, so the next request tries again."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._in_flight: dict[Hashable, _InFlight] = {}
+        self.computed = 0  # how many times compute() ran: a counter for tests and benchmarks
 
     @property
     def bytes(self) -> int:
@@ -65,19 +81,45 @@ class ByteBudgetCache:
         with self._lock:
             return [value for value, _ in self._items.values()]
 
+    def waiting(self, key: Hashable) -> int:
+        """How many requests wait for key's computation now (0 when it is not being computed)."""
+        with self._lock:
+            flight = self._in_flight.get(key)
+            return flight.waiters if flight else 0
+
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key][0]
-        value = compute()  # outside the lock: other sessions keep reading while this one translates
+            flight = self._in_flight.get(key)
+            owner = flight is None
+            if owner:
+                self._in_flight[key] = flight = _InFlight()
+            else:
+                flight.waiters += 1
+        if not owner:  # the same key is being computed: wait for that result instead of repeating the work
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            return flight.value
+        try:
+            value = compute()  # outside the lock: other sessions keep reading while this one translates
+        except BaseException as error:
+            with self._lock:
+                del self._in_flight[key]
+            flight.error = error
+            flight.done.set()
+            raise
         size = array_bytes(value)
         with self._lock:
-            if key in self._items:  # another session computed it meanwhile
-                return self._items[key][0]
+            self.computed += 1
             self._items[key] = (value, size)
             self._bytes += size
             while self._bytes > self.max_bytes and len(self._items) > 1:
                 _, (_, evicted) = self._items.popitem(last=False)
                 self._bytes -= evicted
+            del self._in_flight[key]
+        flight.value = value
+        flight.done.set()
         return value

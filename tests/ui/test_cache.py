@@ -62,3 +62,62 @@ def test_sessions_asking_at_once_all_get_the_result():
         thread.join()
     assert len(results) == 8 and len(cache) == 1
     assert all(np.array_equal(r, np.arange(10)) for r in results)
+
+
+def test_simultaneous_requests_for_one_key_compute_it_once():
+    """A class types the sentence on the board: N sessions ask at once, the translation is computed once."""
+    cache = ByteBudgetCache(max_bytes=10**6)
+    started, release = threading.Event(), threading.Event()
+    calls = []
+
+    def compute():
+        calls.append(1)
+        started.set()
+        release.wait(5)
+        return np.zeros(10)
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get("sentence", compute))) for _ in range(8)]
+    threads[0].start()
+    started.wait(5)
+    for thread in threads[1:]:
+        thread.start()
+    while cache.waiting("sentence") < 7:  # every other request is waiting, not computing
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert len(calls) == 1 and cache.computed == 1 and len(results) == 8
+    assert all(r is results[0] for r in results)
+
+
+def test_an_error_reaches_every_waiter_and_is_not_cached():
+    cache = ByteBudgetCache(max_bytes=10**6)
+    started, release = threading.Event(), threading.Event()
+
+    def failing():
+        started.set()
+        release.wait(5)
+        raise RuntimeError("model failed")
+
+    errors = []
+
+    def ask():
+        try:
+            cache.get("bad", failing)
+        except RuntimeError as e:
+            errors.append(str(e))
+
+    first = threading.Thread(target=ask)
+    first.start()
+    started.wait(5)
+    others = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in others:
+        thread.start()
+    while cache.waiting("bad") < 3:
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in [first, *others]:
+        thread.join(5)
+    assert errors == ["model failed"] * 4
+    assert cache.get("bad", lambda: np.ones(3)).sum() == 3  # not cached: the next request computes again
