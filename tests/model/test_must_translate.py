@@ -65,6 +65,18 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
     assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
 
 
+# The shipped en-de model was not retrained with name substitution: it writes "Tom jagt Je." (issue 20).
+EN_DE_NAMES = pytest.mark.xfail(reason="en-de not yet retrained with name pairs and substitution", strict=True)
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=EN_DE_NAMES) if "Jerry" in r.english else r
+                                 for r in ROWS if r.language == "de"], ids=lambda r: r.english)
+def test_en_de_greedy_translation_has_the_words_in_order(row):
+    loaded = load_checkpoint(ROOT / "checkpoints" / "en-de")
+    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, row.english, need_qkv=False)
+    assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
+
+
 def test_no_listed_sentence_is_in_the_en_zh_training_data():
     """Normalised English (case, spacing, final punctuation) against every training file, the name-substituted
     copies included; and the validation and test English sentences are not trained on either."""
