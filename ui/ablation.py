@@ -63,17 +63,18 @@ def head_grids(cfg, lang: str) -> list[str]:
     layer), with buttons for a whole kind. The choice lives in session state, so it outlives a closed tab."""
     chosen = set(st.session_state.get(STATE, []))
     version = st.session_state.get("ablation_version", 0)
-    for kind, column in zip(KINDS, st.columns(len(KINDS))):
+    for kind in KINDS:  # one grid per row: side by side, three grids of nine columns were cut at 1024 px
         n_layers, n_heads = cfg.n_layers(kind), cfg.n_heads
-        with column:
+        with st.container():
             st.markdown(f"**{t(KIND_TAB[kind], lang)}**")
             key = f"ablation_grid_{kind}_{version}"
             config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width="small")}
             config.update({f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width="small")
                            for h in range(1, n_heads + 1)})
-            st.data_editor(grid_frame(kind, n_layers, n_heads, chosen), key=key, column_config=config,
-                           on_change=_edited, args=(kind, key, n_heads), width="stretch")
-            on, off = st.columns(2)
+            grid, on, off = st.columns([6, 1, 1], vertical_alignment="center")
+            with grid:
+                st.data_editor(grid_frame(kind, n_layers, n_heads, chosen), key=key, column_config=config,
+                               on_change=_edited, args=(kind, key, n_heads), width="stretch")
             on.button(t("ablate_all", lang), key=f"ablate-all-{kind}", on_click=_set_kind,
                       args=(kind, n_layers, n_heads, True))
             off.button(t("ablate_none", lang), key=f"ablate-none-{kind}", on_click=_set_kind,

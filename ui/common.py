@@ -152,9 +152,9 @@ def kind_selector(lang: str, key: str) -> str:
                          horizontal=True, key=key)
 
 
-def query_selector(tr: decode.Translation, kind: str, lang: str, key: str) -> int:
+def query_selector(tr: decode.Translation, kind: str, lang: str, key: str, label: str = "query_token") -> int:
     queries = query_labels(tr, kind)
-    return widgets.selectbox(st, t("query_token", lang), list(range(len(queries))),
+    return widgets.selectbox(st, t(label, lang), list(range(len(queries))),
                              format_func=lambda i: f"{i}: {queries[i]}", key=key)
 
 

@@ -96,8 +96,11 @@ def default_tracked(labels: list[str], other_labels: list[str], sentences: tuple
         found = [_find_word(labels, w) for w in TRACKED_WORDS[pair]]
         if None not in found:
             return tuple(found)
-    shared = [i for i, label in enumerate(labels)
-              if label in other_labels and _bare(label).isalpha() and _bare(label) not in STOP_WORDS]
+    # Otherwise whole words (a word cut into pieces starts on its first piece) found in both sentences.
+    other_words = {_bare("".join(other_labels[i] for i in g)) for g in group_pieces_into_words(other_labels, "en")}
+    words = [(g[0], _bare("".join(labels[i] for i in g))) for g in group_pieces_into_words(labels, "en")]
+    shared = [i for i, w in words if w in other_words and w.isalpha() and w not in STOP_WORDS]
+    shared += [i for i, w in words if i not in shared and w.isalpha()]
     shared += [i for i in range(len(labels)) if i not in shared]
     return shared[0], shared[1 % len(shared)], shared[2 % len(shared)]
 

@@ -85,15 +85,17 @@ def show_what_if(ctx: Context, step: int) -> None:
     alternatives = tr.alternatives[step]
     options = [piece for piece, _ in alternatives]
     probability = dict(alternatives)
-    pick, typed, go = st.columns([2, 2, 2], vertical_alignment="bottom")
-    # Options change with every step and sentence: a plain selectbox keyed by the step starts on the model's
-    # second choice (its first is what it wrote already).
-    chosen = pick.selectbox(t("whatif_pick", lang), options, index=min(1, len(options) - 1), key=f"whatif_pick_{step}",
+    pick, typed = st.columns(2, vertical_alignment="bottom")
+    # Options change with every step and sentence: a plain selectbox keyed by the step starts on the model's best
+    # other choice that says something (not what it wrote already, not a bare word-start "▁" or </s>).
+    written = tr.target_pieces[step]
+    worth = [i for i, p in enumerate(options) if p != written and p.strip("\u2581") and not p.startswith("<")]
+    chosen = pick.selectbox(t("whatif_pick", lang), options, index=worth[0] if worth else 0, key=f"whatif_pick_{step}",
                             format_func=lambda p: f"{p} ({probability_text(probability[p])})")
     text = typed.text_input(t("whatif_type", lang), key="whatif_typed", help=t("whatif_type_help", lang))
     piece = text.strip() or chosen
-    go.button(t("whatif_go", lang, step=step, piece=piece), on_click=choose_piece,
-              args=(ctx.checkpoint, step, piece), key="whatif-go", width="stretch")
+    st.button(t("whatif_go", lang, step=step, piece=piece), on_click=choose_piece,  # its own row: never cut
+              args=(ctx.checkpoint, step, piece), key="whatif-go")
     error = st.session_state.pop("whatif_error", None)
     if error:
         st.warning(t("whatif_unwritable", lang, piece=markdown_literal(error)))

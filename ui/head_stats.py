@@ -53,7 +53,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
                              key="stats_name")
     labels = dict(layer_label=t("layer", lang), head_label=t("head", lang))
     chart(statistic_grid(stats[kind][name], t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang),
-                                                                  statistic=statistic_label(name, lang)), **labels),
+                                                                  statistic=t(f"short_{name}", lang)), **labels),
           key="stats-grid")
     frame = probe.statistics_frame({kind: stats[kind]})
     st.caption(t("heads_table", lang))

@@ -27,7 +27,7 @@ def show_qk_space(ctx: Context) -> None:
     lang, tr = ctx.lang, ctx.tr
     st.caption(t("qk_explain", lang))
     kind = kind_selector(lang, "qk_kind")
-    position = query_selector(tr, kind, lang, "qk_query")
+    position = query_selector(tr, kind, lang, "qk_query", label="qk_query_label")
     layer = layer_of_kind(tr, kind, ctx.layer, lang)
     head = 0 if ctx.head == "mean" else int(ctx.head) - 1
     if ctx.head == "mean":

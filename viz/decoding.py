@@ -40,8 +40,10 @@ def decoding_step_figure(
                          marker_color=["#2ca02c" if p == chosen else "#9c9c9c" for p in pieces],
                          hovertemplate="%{y:.3f}<extra></extra>"), row=1, col=3)
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(pieces))), ticktext=plotly_literal(pieces), row=1, col=3)
-    for col, title in ((1, labels["weight"]), (2, labels["weight"]), (3, labels["probability"])):
-        fig.update_yaxes(range=[0, 1], title_text=title, row=1, col=col)
+    # One 0..1 scale for all three; the y-axis titles would sit on the chart to their left, so the weight axis is
+    # named once at the left and the probability chart says what it shows in its own title.
+    for col in (1, 2, 3):
+        fig.update_yaxes(range=[0, 1], title_text=labels["weight"] if col == 1 else None, row=1, col=col)
     fig.update_layout(height=340, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig
 

@@ -60,7 +60,8 @@ def localized_head_table(frame: pd.DataFrame, t, lang: str, kind_names: dict[str
         return name
 
     def role(text: str) -> str:
-        return ", ".join(t(f"role_{r}", lang) if known(f"role_{r}") else r for r in text.split(", ")) if text else ""
+        separator = "、" if lang == "zh" else ", "
+        return separator.join(t(f"role_{r}", lang) if known(f"role_{r}") else r for r in text.split(", ")) if text else ""
 
     shown = frame.copy()
     if "kind" in shown:

@@ -168,7 +168,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "compare_y": "Word that fits the second sentence",
         "compare_not_in_second": "The second sentence has no {pieces} at the same place: pick pieces that are in both sentences.",
         "compare_tracking_found": "{n} head(s) follow the fitting word: in each sentence they give it at least {margin:.2f} more weight than the other word. The best, L{layer} H{head} (score {score:+.2f}): {x} {xa:.2f} / {y} {ya:.2f} in the first sentence, {x} {xb:.2f} / {y} {yb:.2f} in the second.",
-        "compare_tracking_none": "No head follows the fitting word: none gives it {margin:.2f} more weight than the other word in both sentences. The best by the score, L{layer} H{head} ({score:+.2f}): {x} {xa:.2f} / {y} {ya:.2f} in the first sentence, {x} {xb:.2f} / {y} {yb:.2f} in the second.",
+        "compare_tracking_none": "No head follows the fitting word: in no head does the fitting word get {margin:.2f} more weight than the other word in both sentences. The best by the score, L{layer} H{head} ({score:+.2f}): {x} {xa:.2f} / {y} {ya:.2f} in the first sentence, {x} {xb:.2f} / {y} {yb:.2f} in the second.",
         "sentence_first": "first",
         "sentence_second": "second",
         "compare_heads_title": "How much more each head links {q} to the fitting word ({x} in the first, {y} in the second)",
@@ -176,7 +176,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "compare_note": "Both maps use one colour scale, 0 to 1. The score of a head is half of (weight on the first "
                         "word in the first sentence − in the second) + (weight on the second word in the second "
                         "sentence − in the first): how much more it looks at each word where that word fits. A head "
-                        "that links `it` → `animal` equally in both sentences scores 0, however large the weight. "
+                        "that links the query to one word equally in both sentences scores 0, however large the "
+                        "weight (in the coreference pair: `it` → `animal`). "
                         "The buttons open the four best heads, in the first sentence's map.",
         "explain_search": "Which heads link two pieces? Pick a query and a key of this sentence: every layer and "
                           "head of the chosen attention is ranked by what it does from the one to the other, and "
@@ -250,6 +251,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "tab_qk": "Query–key space",
         "qk_explain": "A head's weights come from dot products of its queries and keys. Here are the queries (circles) and keys (triangles) this head computed for your sentence, beside those of held-out sentences (faint), in two dimensions; the red lines go from the chosen query to the keys it looks at, thicker for a larger weight.",
         "qk_sampling": "Computing the queries and keys of {n} held-out sentences once for this server…",
+        "qk_query_label": "Query whose weights are drawn",
         "qk_queries": "queries (this sentence)",
         "qk_keys": "keys (this sentence)",
         "qk_sample_queries": "queries (held-out sentences)",
@@ -579,7 +581,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "sentence_second": "第二句",
         "compare_heads_title": "每个头把 {q} 多大程度上连到合适的词（第一句是 {x}，第二句是 {y}）",
         "compare_open": "打开第 {layer} 层第 {head} 个头（{diff:+.2f}）",
-        "compare_note": "两张图使用同一色标（0 到 1）。一个头的得分是（第一个词在第一句中的权重 − 在第二句中的权重）与（第二个词在第二句中的权重 − 在第一句中的权重）之和的一半：它在一个词合适的那句话里多看这个词多少。一个在两句中都同样把 `it` 连到 `animal` 的头得 0 分，无论权重多大。按钮打开得分最高的四个头，显示的是第一句的图。",
+        "compare_note": "两张图使用同一色标（0 到 1）。一个头的得分是（第一个词在第一句中的权重 − 在第二句中的权重）与（第二个词在第二句中的权重 − 在第一句中的权重）之和的一半：它在一个词合适的那句话里多看这个词多少。一个在两句中都同样把查询连到同一个词的头（在指代句对中：`it` → `animal`）得 0 分，无论权重多大。按钮打开得分最高的四个头，显示的是第一句的图。",
         "explain_search": "哪些头把两个子词联系起来？在这句话中选一个查询和一个键：所选注意力类型的每一层、每个头都按它"
                           "从前者到后者的表现排序，最靠前的几个画在下面，并框出那个格子（数字都来自模型实际算出的注意力；"
                           "勾选“按词显示”时按词计算）。",
@@ -644,10 +646,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "role_follows the alignment": "跟随对齐",
         "role_follows the source order": "按源语言顺序移动",
         "translating": "正在翻译（多位同学输入的同一个句子只计算一次）……",
-        "tab_lens": "逻辑透镜",
+        "tab_lens": "Logit 透镜",
         "tab_qk": "查询–键空间",
         "qk_explain": "一个头的权重来自它的查询与键的点积。这里是这个头为你的句子算出的查询（圆点）和键（三角形），以及留出句子的查询和键（浅色），投影到二维；红线从所选查询连到它关注的键，权重越大线越粗。",
         "qk_sampling": "正在为这台服务器计算 {n} 个留出句子的查询和键（只算一次）……",
+        "qk_query_label": "画出其权重的查询",
         "qk_queries": "查询（当前句子）",
         "qk_keys": "键（当前句子）",
         "qk_sample_queries": "查询（留出句子）",
