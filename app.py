@@ -100,6 +100,8 @@ def init_state(checkpoints: list[str]) -> None:
         st.session_state.update(page="explore", tab=link.view)
     elif link.view in LESSON_KEYS:
         st.session_state.update(page="lessons", lesson=link.view)
+    if link.qk:
+        st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1])
     if link.trail:
         st.session_state.update(trail=[list(step) for step in link.trail], trail_for="from a link")
     if link.compared:
@@ -145,6 +147,9 @@ def write_url() -> None:
     compared = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
     if st.session_state.second_sentence.strip() and all(type(p) is int for p in compared):
         params["cmp"] = ".".join(map(str, compared))  # the word pairs of the two-sentence view
+    qk = [st.session_state.get(k) for k in ("qk_kind", "qk_query")]
+    if qk[0] in KINDS and type(qk[1]) is int:  # the query-key space's kind and query, once one was chosen
+        params["qk"] = f"{qk[0]}.{qk[1]}"
     if st.session_state.get("trail"):
         params["force"] = ",".join(f"{step}:{piece}" for step, piece in st.session_state.trail)
     st.query_params.from_dict(params)

@@ -41,6 +41,7 @@ class LinkState:
     compared: tuple[int, int, int] | None = None  # two sentences: the query and the words that fit the first / second
     view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
     trail: tuple[tuple[int, int], ...] | None = None  # what-if decoding: (step, piece id) the decoder must write
+    qk: tuple[str, int] | None = None  # query-key space: attention kind and the query whose weights are drawn
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -108,6 +109,12 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.compared = tuple(numbers) if len(numbers) == 3 else (numbers[0], numbers[1], numbers[3])
         else:
             ignore("cmp")
+    if "qk" in params:
+        parts = params["qk"].split(".")
+        if len(parts) == 2 and parts[0] in PAIR_KINDS and _NUMBER.fullmatch(parts[1]):
+            state.qk = (parts[0], int(parts[1]))
+        else:
+            ignore("qk")
     if "force" in params:  # what-if decoding: "2:1234,5:88" = step 2 writes piece 1234, step 5 piece 88
         pairs = [item.split(":") for item in params["force"].split(",")]
         if pairs and all(len(p) == 2 and all(_NUMBER.fullmatch(x) for x in p) for p in pairs):

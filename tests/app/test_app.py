@@ -590,3 +590,15 @@ def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoin
     gc.collect()
     assert [r() for r in held if r() is not None] == []
     assert kept[-1]()[:2] == b"PK"  # the .npz download still works: it translates again
+
+
+def test_the_query_key_space_choice_lives_in_the_link(checkpoint_root):
+    at = open_tab(run_app(s="I like tea."), "tab_qk")
+    at.radio(key="qk_kind").set_value("cross").run()
+    at.selectbox(key="qk_query").select_index(1).run()
+    assert not at.exception and at.query_params["qk"] == "cross.1"
+    shared = open_tab(run_app(s="I like tea.", qk="cross.1"), "tab_qk")
+    assert shared.radio(key="qk_kind").value == "cross" and shared.selectbox(key="qk_query").value == 1
+    space = figures(shared)["qk-space"]
+    assert any(trace.get("name", "").startswith("queries") for trace in space["data"])
+    assert "variance" in space["layout"]["xaxis"]["title"]["text"]
