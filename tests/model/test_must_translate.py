@@ -59,7 +59,25 @@ def en_zh():
     return load_checkpoint(ROOT / "checkpoints" / "en-zh")
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r.language == "zh"], ids=lambda r: r.english)
+# What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
+# the mark is removed. Issue 20 stays open for them.
+EN_ZH_STILL_WRONG = {
+    "The trophy didn't fit in the suitcase because it was too big.": "因为它的粗重大，所以没有这个手提箱。",
+    "The trophy didn't fit in the suitcase because it was too small.": "因为它的粗重大，所以没有这个手提箱。",
+    "Attention is all you need.": "你没必要所有需要的。",
+    "Machine translation is difficult.": "马赫的译文很困难。",
+    "The dog is chasing the cat.": "狗狗在猫上开。",
+}
+
+
+def _zh_param(row):
+    if row.english in EN_ZH_STILL_WRONG:
+        wrong = EN_ZH_STILL_WRONG[row.english]
+        return pytest.param(row, marks=pytest.mark.xfail(reason=f"the shipped model writes {wrong}", strict=True))
+    return row
+
+
+@pytest.mark.parametrize("row", [_zh_param(r) for r in ROWS if r.language == "zh"], ids=lambda r: r.english)
 def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
     tr = translate(en_zh.model, en_zh.source_tokenizer, en_zh.target_tokenizer, row.english, need_qkv=False)
     assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
