@@ -126,3 +126,32 @@ def test_both_languages_have_every_string_with_the_same_placeholders():
 
 def test_markdown_literal_neutralises_markup():
     assert markdown_literal("<b>*x*</b>") == "\\<b\\>\\*x\\*\\</b\\>"
+
+
+def test_small_readability_fixes_of_issue_21():
+    """Each seen in a browser: a tiny probability read as 0, a PE·PE plot stretched around a narrow square, the
+    padding lesson's title cut in its narrow figure, the full stop glued to the last word at word level."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from model.tokenizer import group_pieces_into_words
+    from viz.padding import padded_tokens_figure
+    from model.transformer import sinusoidal_positional_encoding
+    from viz.positional import position_similarity_heatmap
+    from viz.tables import probability_text, token_table
+
+    assert probability_text(0.00002) == "< 0.0001" and probability_text(0.0002) == "0.0002"
+    table = token_table(["a", "b"], [0.9, 0.00001], [[("a", 0.9)], [("c", 0.5), ("b", 0.00001)]],
+                        {"position": "p", "piece": "x", "probability": "q", "alternatives": "r"})
+    assert table["q"].tolist() == ["0.9000", "< 0.0001"] and "b < 0.0001" in table["r"][1]
+    fig = position_similarity_heatmap(sinusoidal_positional_encoding(20, 16).numpy())
+    assert fig.layout.xaxis.constrain == "domain" and fig.layout.yaxis.constrain == "domain"
+    pad = padded_tokens_figure([["a", "<pad>"]], np.array([[True, False]]), ["s"],
+                               {"position": "p", "real": "r", "padding": "x", "title": "first line\nsecond line"})
+    assert pad.layout.title.text == "first line<br>second line"
+    assert group_pieces_into_words(["\u2581Tom", "\u2581chase", "s", "\u2581Jerry", ".", "</s>"]) == \
+        [[0], [1, 2], [3], [4], [5]]
+    assert group_pieces_into_words(["\u2581didn", "'", "t"]) == [[0, 1, 2]]  # an apostrophe stays inside
+    config = (Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text()
+    assert 'toolbarMode = "minimal"' in config  # no Deploy button on a teaching server
