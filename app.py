@@ -46,7 +46,8 @@ PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 PAGES = ("explore", "lessons")
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
 VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
-                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step", "qk_kind", "qk_query",
+                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step",
+                "qk_kind", "qk_query",
                 "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query",
                 "compare_x", "compare_y") + LESSON_WIDGETS
 TAB_KEYS = tuple(view for views in VIEW_GROUPS.values() for view in views)
@@ -158,9 +159,8 @@ def write_url() -> None:
 def page_style(present: bool) -> None:
     """Less empty space above the page, so the map fits the first screen of a 1024×768 projector; in presentation
     mode, larger captions and translation for the back row. Fixed CSS, no user text."""
-    css = ".block-container {padding-top: 2.5rem; padding-bottom: 1rem;}"
+    css = f".block-container {{padding-top: {1.5 if present else 2.5}rem; padding-bottom: 1rem;}}"
     if present:
-        css = ".block-container {padding-top: 1.5rem; padding-bottom: 1rem;}"
         css += (" [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
                 " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}")
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
@@ -332,7 +332,8 @@ def explorer_views(ctx: Context) -> dict:
 
 def about_model(checkpoint: str, loaded, lang: str) -> str:
     """What the model was trained on, its measured greedy scores (eval.json) and what it gets wrong."""
-    scores = [t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r["greedy"]["bleu"], chrf=r["greedy"]["chrf"])
+    scores = [t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r["greedy"]["bleu"],
+                chrf=r["greedy"]["chrf"])
               for name, r in get_scores(checkpoint).items() if "greedy" in r and f"about_set_{name}" in STRINGS[lang]]
     corpus = loaded.metadata.get("corpus", "")
     data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
@@ -343,8 +344,8 @@ def about_model(checkpoint: str, loaded, lang: str) -> str:
 def page_selector(lang: str) -> None:
     """The explorer (every view of the model) or the lessons (the argument in order, on the same sentence); in
     presentation mode in the sidebar, so the map moves up."""
-    widgets.radio(st.sidebar if st.session_state.present else st, t("page", lang), PAGES, key="page", horizontal=True, format_func=lambda p: t(f"page_{p}", lang),
-                  label_visibility="collapsed")
+    widgets.radio(st.sidebar if st.session_state.present else st, t("page", lang), PAGES, key="page",
+                  horizontal=True, format_func=lambda p: t(f"page_{p}", lang), label_visibility="collapsed")
 
 
 def main() -> None:

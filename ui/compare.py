@@ -119,7 +119,9 @@ def show_tracking(tr: decode.Translation, other: decode.Translation, kind: str, 
         for key in ("compare_query", "compare_x", "compare_y"):
             st.session_state.pop(key, None)
         st.session_state.compare_signature = signature
-    start = default_tracked(queries_a if kind == "encoder_self" else keys_a, keys_b, (tr.source_text, other.source_text))
+    # the candidate words are keys; in the encoder the query is one of the same pieces
+    start = default_tracked(queries_a if kind == "encoder_self" else keys_a, keys_b,
+                            (tr.source_text, other.source_text))
     q_box, x_box, y_box = st.columns(3)
     query = widgets.selectbox(q_box, t("compare_query", lang), list(range(len(queries_a))), key="compare_query",
                               format_func=lambda i: f"{i}: {queries_a[i]}",

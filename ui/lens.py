@@ -22,7 +22,8 @@ def show_logit_lens(ctx: Context) -> None:
                             labels), key="logit-lens")
     decided = lens.decided_at()
     n_layers = lens.rank.shape[0]
-    early = [f"{markdown_literal(p)} ({d})" for p, d in zip(tr.target_pieces, decided) if d is not None and d < n_layers]
+    early = [f"{markdown_literal(p)} ({d})" for p, d in zip(tr.target_pieces, decided)
+             if d is not None and d < n_layers]
     late = [markdown_literal(p) for p, d in zip(tr.target_pieces, decided) if d == n_layers]
     st.caption(t("lens_decided", lang, early=", ".join(early) or "–", late=", ".join(late) or "–",
                  layers=n_layers))
