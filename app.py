@@ -377,6 +377,10 @@ def main() -> None:
     with (st.sidebar if st.session_state.present else st).expander(t("about", lang)):
         st.caption(t("subtitle", lang))
         st.caption(about_model(checkpoint, loaded, lang))
+        calibration = get_calibration(checkpoint)
+        if calibration:
+            st.caption(t("unsure_about", lang, threshold=calibration.threshold, recall=calibration.recall,
+                         precision=calibration.precision))
         if cfg.norm_first:
             st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
@@ -421,8 +425,7 @@ def main() -> None:
     show_trail(tr, original[0], lang)
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
-        st.warning(t("unsure", lang, score=mean_log_prob(tr.token_probs), threshold=calibration.threshold,
-                     recall=calibration.recall, precision=calibration.precision))
+        st.warning(t("unsure", lang, score=mean_log_prob(tr.token_probs), threshold=calibration.threshold))
     if st.session_state.present:
         view_selectors(cfg, lang)
     page_selector(lang)
