@@ -19,28 +19,20 @@ POSITIONAL_SHARE = 0.9  # a head counts as positional here when this share of ro
 
 @dataclass
 class QKSample:
-    """Per kind: every head's queries and keys over all the sample's sentences, (layers, heads, points, d_k),
-    with each point's position in its own sentence."""
+    """Per kind: every head's queries and keys over all the sample's sentences, (layers, heads, points, d_k)."""
 
     queries: dict[str, np.ndarray]
     keys: dict[str, np.ndarray]
-    query_positions: dict[str, np.ndarray]
-    key_positions: dict[str, np.ndarray]
     sentences: int
 
 
 def sample_qk(loaded, sentences: list[str]) -> QKSample:
     """Greedy translations of the sample sentences; every head's queries and keys, stacked over sentences."""
     runs = [translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, s) for s in sentences]
-    queries, keys, q_pos, k_pos = {}, {}, {}, {}
-    for kind in ("encoder_self", "decoder_self", "cross"):
-        q = [r.qkv[kind]["q"] for r in runs]  # each (layers, heads, n, d_k)
-        k = [r.qkv[kind]["k"] for r in runs]
-        queries[kind] = np.concatenate(q, axis=2).astype(np.float32)
-        keys[kind] = np.concatenate(k, axis=2).astype(np.float32)
-        q_pos[kind] = np.concatenate([np.arange(x.shape[2]) for x in q])
-        k_pos[kind] = np.concatenate([np.arange(x.shape[2]) for x in k])
-    return QKSample(queries, keys, q_pos, k_pos, len(sentences))
+    stacked = {name: {kind: np.concatenate([r.qkv[kind][name] for r in runs], axis=2).astype(np.float32)
+                      for kind in ("encoder_self", "decoder_self", "cross")}  # (layers, heads, n, d_k) each
+               for name in ("q", "k")}
+    return QKSample(stacked["q"], stacked["k"], len(sentences))
 
 
 @dataclass
