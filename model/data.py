@@ -189,11 +189,17 @@ def normalise_english(text: str) -> str:
 
 def protected_english(repo: Path = REPO) -> set[str]:
     """Normalised English of every sentence that must never be in training data: the everyday set, every
-    checkpoint's examples and the must-translate list (minimal pairs, lesson buttons, the seeds' sentences)."""
+    checkpoint's examples, the must-translate list (minimal pairs, lesson buttons, the seeds' sentences) and the
+    gold word-alignment sets."""
     sentences = [e.source for e in read_everyday("zh", repo / "tests" / "data" / "everyday.tsv")]
     for examples in sorted((repo / "checkpoints").glob("*/examples.txt")):
         sentences += [line for line in examples.read_text(encoding="utf-8").splitlines() if line.strip()]
     sentences += [row.english for row in read_must_translate(repo / "tests" / "data" / "must_translate.tsv")]
+    # The gold word-alignment sets (space-tokenized: "Tom runs ." is the sentence "Tom runs.").
+    for gold in sorted((repo / "tests" / "data" / "alignments").glob("*.tsv")):
+        for line in gold.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                sentences.append(re.sub(r" ([.,!?;:])", r"\1", line.split("\t")[0]))
     return {normalise_english(s) for s in sentences}
 
 

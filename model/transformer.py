@@ -413,13 +413,14 @@ class Transformer(nn.Module):
             nn.init.normal_(emb.weight, mean=0.0, std=self.cfg.d_model**-0.5)
 
     def encode(self, src: torch.Tensor, options: AttentionOptions | None = None, positional: bool = True,
-               trace: bool = False) -> EncoderOutput:
+               trace: bool = False, embeddings: torch.Tensor | None = None) -> EncoderOutput:
         """src: (batch, src) ids ending in </s>, padded with pad_id. positional=False leaves the positional
         encoding out (only to show what it is for: the model was trained with it). trace=True records every
-        sub-layer's residual stream, update and LayerNorm (EncoderOutput.trace)."""
+        sub-layer's residual stream, update and LayerNorm (EncoderOutput.trace). embeddings: (batch, src,
+        d_model) to use instead of src's scaled embeddings (attribution by gradients: src still gives the mask)."""
         options = options or AttentionOptions()
         src_mask = padding_mask(src, self.cfg.pad_id)
-        x = self.src_embed(src)
+        x = self.src_embed(src) if embeddings is None else embeddings
         x = self.positional(x) if positional else self.positional.dropout(x)
         per_layer, traces = [], []
         for i, layer in enumerate(self.encoder_layers):
@@ -437,13 +438,15 @@ class Transformer(nn.Module):
         cross_options: AttentionOptions | None = None,
         cache: DecoderCache | None = None,
         trace: bool = False,
+        embeddings: torch.Tensor | None = None,
     ) -> DecoderOutput:
         """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1.
 
         With a cache (DecoderCache([], []) to start), tgt_in holds only the positions after the cached ones
         (usually one), and the returned attention and queries ("q" only: the keys and values are in the returned
         cache; stacking them at every step would copy the whole prefix) cover those rows. The cached prefix must
-        hold no padding. trace=True records every sub-layer (DecoderOutput.trace)."""
+        hold no padding. trace=True records every sub-layer (DecoderOutput.trace). embeddings: (batch, tgt,
+        d_model) to use instead of tgt_in's scaled embeddings (tgt_in still gives the mask)."""
         self_options = self_options or AttentionOptions()
         cross_options = cross_options or AttentionOptions()
         offset, n = (cache.length if cache else 0), tgt_in.size(1)
@@ -453,7 +456,7 @@ class Transformer(nn.Module):
         else:
             # New rows of the causal mask; one new position may see all earlier ones and itself: no mask at all.
             tgt_mask = subsequent_mask(offset + n, tgt_in.device)[:, :, offset:] if n > 1 else None
-        y = self.positional(self.tgt_embed(tgt_in), offset)
+        y = self.positional(self.tgt_embed(tgt_in) if embeddings is None else embeddings, offset)
         self_layers, cross_layers, traces = [], [], []
         for i, layer in enumerate(self.decoder_layers):
             past_kv = cache.self_kv[i] if cache and cache.self_kv else None

@@ -1,0 +1,364 @@
+"""What flows, beside the attention weights: other accounts of which inputs an output depends on.
+
+A raw attention weight α says how a head mixes the *value vectors* of its keys, not how much each key changes
+the output. The methods here read the same teacher-forced pass of the model in other ways, one class per
+method behind one interface (as inseq does), each tested on a property it must have:
+
+- ``RawAttention``: α itself, per layer and head (what the maps show).
+- ``NormWeighted`` (Kobayashi et al., 2020): ‖α_ij · f(x_j)‖, with f(x_j) = (x_j W_V + b_V) W_O the vector
+  key j actually adds through that head. A key with a large weight but a tiny value vector moves nothing.
+- ``Rollout`` (Abnar & Zuidema, 2020): attention multiplied through the layers, each layer's mean over heads
+  mixed half-and-half with the identity for the residual connection, so a row says how much of a position's
+  stream came from each *input* piece rather than from the previous layer. Extended here to the decoder: the
+  self-attention rows mix decoder inputs, the cross-attention rows bring in the encoder's rolled-out source.
+- ``GradientTimesInput``: ∂ log p(piece) / ∂ embedding · embedding, summed over the features of each input piece.
+- ``IntegratedGradients`` (Sundararajan et al., 2017): the same gradient averaged along the straight path from a
+  baseline (all embeddings zero; positional encodings kept) to the input, times the input. Its attributions add
+  up to log p(input) − log p(baseline) (completeness); the error of that sum is reported and the number of
+  steps raised until it is at most 1 %.
+
+Whole-model methods (rollout, gradients) give one map per output step over the source pieces and the decoder
+inputs; per-head methods (raw, norm) give one per layer and head. Every result is returned, never stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .tokenizer import BOS_ID
+from .transformer import AttentionOptions, Transformer
+
+KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+@dataclass
+class HeadMaps:
+    """A per-head method's maps for one sentence: kind -> (layers, heads, queries, keys); masked cells are 0.
+    layer_maps: kind -> (layers, queries, keys), the whole layer's (for raw weights the mean over heads; for
+    norms ‖Σ_h α_h f_h(x)‖, the norm of what all heads add together)."""
+
+    method: str
+    maps: dict[str, np.ndarray]
+    layer_maps: dict[str, np.ndarray]
+
+
+@dataclass
+class StepAttribution:
+    """A whole-model method's scores for each output step t (the decoder position that predicts target piece t):
+    source (steps, source pieces) and target_prefix (steps, decoder inputs <s> + pieces before t; cells after
+    step t are NaN: that input comes later). completeness_error: per step |Σ scores − Δ| / |Δ| (integrated
+    gradients only)."""
+
+    method: str
+    source: np.ndarray
+    target_prefix: np.ndarray
+    completeness_error: np.ndarray | None = None
+    steps_used: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class ForcedPass:
+    """The arrays one teacher-forced pass of the model produced for (source_ids, target_ids): attention
+    (layers, heads, queries, keys) and value vectors (layers, heads, keys, d_k) per kind."""
+
+    source_ids: list[int]
+    target_ids: list[int]  # the output pieces (ending in </s> when the translation finished)
+    weights: dict[str, np.ndarray]
+    values: dict[str, np.ndarray]
+
+
+@torch.inference_mode()
+def forced_pass(model: Transformer, source_ids: list[int], target_ids: list[int]) -> ForcedPass:
+    """One teacher-forced pass over a translation: the encoder on source_ids, the decoder fed <s> + target_ids[:-1],
+    so decoder position t computes what it computed when it chose target piece t."""
+    opts = AttentionOptions(need_weights=True, need_qkv=True)
+    encoded = model.encode(torch.tensor([source_ids]), opts)
+    decoded = model.decode(torch.tensor([[BOS_ID] + list(target_ids[:-1])]), encoded, opts, opts)
+    as_np = lambda t: t[0].float().numpy()  # noqa: E731
+    return ForcedPass(
+        list(source_ids), list(target_ids),
+        {"encoder_self": as_np(encoded.attention), "decoder_self": as_np(decoded.self_attention),
+         "cross": as_np(decoded.cross_attention)},
+        {"encoder_self": as_np(encoded.qkv["v"]), "decoder_self": as_np(decoded.self_qkv["v"]),
+         "cross": as_np(decoded.cross_qkv["v"])},
+    )
+
+
+def output_projections(model: Transformer, kind: str) -> np.ndarray:
+    """W_O of every layer of this attention kind, split per head: (layers, heads, d_k, d_model), so that head h
+    adds v @ W[l, h] to the residual stream (plus the shared bias, which belongs to no key)."""
+    layers = model.encoder_layers if kind == "encoder_self" else model.decoder_layers
+    out = []
+    for layer in layers:
+        attn = layer.self_attention if kind != "cross" else layer.cross_attention
+        w = attn.w_o.weight.detach().float().numpy()  # (d_model out, heads * d_k in)
+        out.append(w.T.reshape(attn.n_heads, attn.d_k, -1))
+    return np.stack(out)
+
+
+class RawAttention:
+    name = "attention"
+
+    def head_maps(self, model: Transformer, p: ForcedPass) -> HeadMaps:
+        return HeadMaps(self.name, dict(p.weights), {k: w.mean(1) for k, w in p.weights.items()})
+
+
+class NormWeighted:
+    """‖α_ij f_h(x_j)‖ = α_ij ‖f_h(x_j)‖ per head; per layer ‖Σ_h α^h_ij f_h(x_j)‖."""
+
+    name = "norm"
+
+    def head_maps(self, model: Transformer, p: ForcedPass) -> HeadMaps:
+        maps, layer_maps = {}, {}
+        for kind in KINDS:
+            w = p.weights[kind].astype(np.float64)  # (L, H, Q, K)
+            f = np.einsum("lhkd,lhde->lhke", p.values[kind].astype(np.float64), output_projections(model, kind))
+            maps[kind] = (w * np.linalg.norm(f, axis=-1)[:, :, None, :]).astype(np.float32)
+            summed = np.einsum("lhqk,lhke->lqke", w, f)  # (L, Q, K, d_model): what the layer's heads add from key k
+            layer_maps[kind] = np.linalg.norm(summed, axis=-1).astype(np.float32)
+        return HeadMaps(self.name, maps, layer_maps)
+
+
+def residual_rollout(layer_means: np.ndarray) -> np.ndarray:
+    """(layers, n, n) mean attention per layer -> (layers, n, n): row i of entry l is how much of position i's
+    stream after layer l comes from each input position, with the residual counted as half (Â = ½A + ½I)."""
+    n = layer_means.shape[-1]
+    eye = np.eye(n)
+    out, r = [], eye
+    for a in layer_means.astype(np.float64):
+        r = (0.5 * a + 0.5 * eye) @ r
+        out.append(r)
+    return np.stack(out).astype(np.float32)
+
+
+class Rollout:
+    """Through the encoder (source × source), and through the decoder: each output step's share from every
+    decoder input (self-attention and the residual) and from every source piece (cross-attention, which reads the
+    encoder's rolled-out output). Rows of (source, target_prefix) together sum to 1."""
+
+    name = "rollout"
+
+    def encoder(self, p: ForcedPass) -> np.ndarray:
+        return residual_rollout(p.weights["encoder_self"].mean(1))
+
+    def per_layer(self, p: ForcedPass) -> tuple[np.ndarray, np.ndarray]:
+        """-> (source (layers, steps, S), target_prefix (layers, steps, T)) after each decoder layer."""
+        enc = self.encoder(p)[-1].astype(np.float64)
+        self_mean = p.weights["decoder_self"].mean(1).astype(np.float64)
+        cross_mean = p.weights["cross"].mean(1).astype(np.float64)
+        t, s = cross_mean.shape[1:]
+        dec, src = np.eye(t), np.zeros((t, s))
+        src_out, dec_out = [], []
+        for a_self, a_cross in zip(self_mean, cross_mean):
+            mix = 0.5 * a_self + 0.5 * np.eye(t)
+            dec, src = mix @ dec, mix @ src
+            dec, src = 0.5 * dec, 0.5 * src + 0.5 * a_cross @ enc
+            src_out.append(src)
+            dec_out.append(dec)
+        return np.stack(src_out).astype(np.float32), np.stack(dec_out).astype(np.float32)
+
+    def steps(self, model: Transformer, p: ForcedPass) -> StepAttribution:
+        src, dec = self.per_layer(p)
+        return StepAttribution(self.name, src[-1], _mask_future(dec[-1]))
+
+
+def _mask_future(prefix: np.ndarray) -> np.ndarray:
+    out = prefix.astype(np.float32).copy()
+    out[np.triu_indices(out.shape[0], 1)] = np.nan
+    return out
+
+
+def _log_probs_of(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, src_emb: torch.Tensor,
+                  tgt_emb: torch.Tensor, steps: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
+    """Batch rows b: log p(pieces[b] | ...) at decoder position steps[b], from the given input embeddings."""
+    encoded = model.encode(src, embeddings=src_emb)
+    logits = model.decode(tgt_in, encoded, embeddings=tgt_emb).logits
+    rows = torch.arange(logits.size(0))
+    return logits[rows, steps].float().log_softmax(-1)[rows, pieces]
+
+
+def _embeddings(model: Transformer, p: ForcedPass):
+    src = torch.tensor([p.source_ids])
+    tgt_in = torch.tensor([[BOS_ID] + list(p.target_ids[:-1])])
+    with torch.no_grad():
+        return src, tgt_in, model.src_embed(src).float(), model.tgt_embed(tgt_in).float()
+
+
+class GradientTimesInput:
+    name = "gradient-x-input"
+
+    def steps(self, model: Transformer, p: ForcedPass) -> StepAttribution:
+        src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
+        t = len(p.target_ids)
+        src_b, tgt_b = src.expand(t, -1), tgt_in.expand(t, -1)
+        se = src_emb.expand(t, -1, -1).clone().requires_grad_(True)
+        te = tgt_emb.expand(t, -1, -1).clone().requires_grad_(True)
+        with torch.enable_grad():
+            lp = _log_probs_of(model, src_b, tgt_b, se, te, torch.arange(t), torch.tensor(p.target_ids))
+            g_src, g_tgt = torch.autograd.grad(lp.sum(), (se, te))
+        source = (g_src * se).sum(-1).detach().numpy()
+        prefix = (g_tgt * te).sum(-1).detach().numpy()
+        return StepAttribution(self.name, source, _mask_future(prefix))
+
+
+class IntegratedGradients:
+    """Baseline: every source and decoder-input embedding zero (the positional encodings stay). A midpoint sum over
+    `steps` intervals of the path (placed where the log-probability changes, see _partition), doubled until every step's completeness error is ≤ tolerance
+    (or max_steps is reached: the error is then reported as it is)."""
+
+    name = "integrated-gradients"
+
+    def __init__(self, steps: int = 32, max_steps: int = 512, tolerance: float = 0.01, rows_per_batch: int = 256):
+        self.first_steps, self.max_steps, self.tolerance, self.rows_per_batch = steps, max_steps, tolerance, rows_per_batch
+
+    def steps(self, model: Transformer, p: ForcedPass, only_step: int | None = None) -> StepAttribution:
+        src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
+        wanted = list(range(len(p.target_ids))) if only_step is None else [only_step]
+        pieces = torch.tensor([p.target_ids[s] for s in wanted])
+        with torch.no_grad():
+            b = len(wanted)
+            ends = _log_probs_of(model, src.expand(b, -1), tgt_in.expand(b, -1), src_emb.expand(b, -1, -1),
+                                 tgt_emb.expand(b, -1, -1), torch.tensor(wanted), pieces)
+            starts = _log_probs_of(model, src.expand(b, -1), tgt_in.expand(b, -1), torch.zeros_like(src_emb).expand(b, -1, -1),
+                                   torch.zeros_like(tgt_emb).expand(b, -1, -1), torch.tensor(wanted), pieces)
+        delta = (ends - starts).numpy().astype(np.float64)
+        source = np.zeros((len(wanted), src_emb.size(1)))
+        prefix = np.zeros((len(wanted), tgt_emb.size(1)))
+        error = np.full(len(wanted), np.inf)
+        used = np.zeros(len(wanted), dtype=int)
+        n, todo = self.first_steps, list(range(len(wanted)))
+        while todo:  # refine only the steps whose sum is still off
+            rows = torch.tensor(todo)
+            s_, p_ = self._integrate(model, src, tgt_in, src_emb, tgt_emb, [wanted[i] for i in todo], pieces[rows], n)
+            source[todo], prefix[todo], used[todo] = s_, p_, n
+            error[todo] = np.abs(s_.sum(1) + p_.sum(1) - delta[todo]) / np.maximum(np.abs(delta[todo]), 1e-6)
+            todo = [i for i in todo if error[i] > self.tolerance]
+            n *= 2
+            if n > self.max_steps:
+                break
+        return StepAttribution(self.name, source.astype(np.float32), _mask_future_rows(prefix, wanted),
+                               error.astype(np.float32), int(used.max()), {"delta": delta, "steps": wanted,
+                                                                           "steps_per_piece": used})
+
+    def _integrate(self, model, src, tgt_in, src_emb, tgt_emb, wanted, pieces, n):
+        edges = self._partition(model, src, tgt_in, src_emb, tgt_emb, wanted, pieces, n, 2 * n + 1)  # (steps, n + 1)
+        mids = torch.tensor((edges[:, 1:] + edges[:, :-1]) / 2, dtype=torch.float32)
+        widths = torch.tensor(np.diff(edges, axis=1), dtype=torch.float32)
+        grad_src = torch.zeros(len(wanted), src_emb.size(1), src_emb.size(2))
+        grad_tgt = torch.zeros(len(wanted), tgt_emb.size(1), tgt_emb.size(2))
+        rows = [(w, a) for w in range(len(wanted)) for a in range(n)]
+        for start in range(0, len(rows), self.rows_per_batch):
+            chunk = rows[start:start + self.rows_per_batch]
+            which = torch.tensor([w for w, _ in chunk])
+            point = torch.tensor([a for _, a in chunk])
+            scale = mids[which, point][:, None, None]
+            se = (src_emb * scale).requires_grad_(True)
+            te = (tgt_emb * scale).requires_grad_(True)
+            with torch.enable_grad():
+                lp = _log_probs_of(model, src.expand(len(chunk), -1), tgt_in.expand(len(chunk), -1), se, te,
+                                   torch.tensor(wanted)[which], pieces[which])
+                g_src, g_tgt = torch.autograd.grad(lp.sum(), (se, te))
+            weight = widths[which, point][:, None, None]
+            grad_src.index_add_(0, which, g_src * weight)
+            grad_tgt.index_add_(0, which, g_tgt * weight)
+        source = (grad_src * src_emb).sum(-1).numpy().astype(np.float64)
+        prefix = (grad_tgt * tgt_emb).sum(-1).numpy().astype(np.float64)
+        return source, prefix
+
+    def _partition(self, model, src, tgt_in, src_emb, tgt_emb, wanted, pieces, n, probes: int = 65):
+        """Where to put the n intervals of each step's path. The log-probability along the path can jump within
+        a few hundredths of α (a softmax switching over), and a sum over equal intervals misses the jump;
+        so the path is first probed at `probes` equal points (forward passes only), and half of the intervals
+        are spread evenly, half in proportion to how much the log-probability changes there. It is the same
+        integral, summed over unequal intervals (midpoint rule)."""
+        grid = np.linspace(0.0, 1.0, probes)
+        rows = [(w, g) for w in range(len(wanted)) for g in range(probes)]
+        values = np.zeros((len(wanted), probes))
+        with torch.no_grad():
+            for start in range(0, len(rows), self.rows_per_batch * 2):
+                chunk = rows[start:start + self.rows_per_batch * 2]
+                which = torch.tensor([w for w, _ in chunk])
+                scale = torch.tensor(grid[[g for _, g in chunk]], dtype=torch.float32)[:, None, None]
+                lp = _log_probs_of(model, src.expand(len(chunk), -1), tgt_in.expand(len(chunk), -1),
+                                   src_emb * scale, tgt_emb * scale, torch.tensor(wanted)[which], pieces[which])
+                for (w, g), v in zip(chunk, lp.numpy()):
+                    values[w, g] = v
+        change = np.abs(np.diff(values, axis=1))  # (steps, probes - 1)
+        share = change / np.maximum(change.sum(1, keepdims=True), 1e-12)
+        density = 0.5 / (probes - 1) + 0.5 * share  # mass of each probe interval, sums to 1
+        cdf = np.concatenate([np.zeros((len(wanted), 1)), np.cumsum(density, 1)], 1)
+        targets = np.linspace(0.0, 1.0, n + 1)
+        return np.stack([np.interp(targets, c, grid) for c in cdf])
+
+
+def _mask_future_rows(prefix: np.ndarray, steps: list[int]) -> np.ndarray:
+    out = prefix.astype(np.float32).copy()
+    for row, step in enumerate(steps):
+        out[row, step + 1:] = np.nan
+    return out
+
+
+HEAD_METHODS = {m.name: m for m in (RawAttention(), NormWeighted())}
+STEP_METHODS = {m.name: m for m in (Rollout(), GradientTimesInput(), IntegratedGradients())}
+METHODS = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
+
+
+def main(argv=None):
+    import argparse
+    import json
+
+    from .checkpoint import load_checkpoint
+    from .decode import translate
+
+    p = argparse.ArgumentParser(description="Attribute each output piece of a translation to the source and the "
+                                            "target prefix by one method.")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("sentence")
+    p.add_argument("--method", choices=sorted(METHODS), default="integrated-gradients")
+    p.add_argument("--layer", type=int, default=None, help="attention/norm: 1-based layer (default: the last)")
+    p.add_argument("--head", default="mean", help="attention/norm: 1-based head, or 'mean' (the whole layer)")
+    p.add_argument("--json", dest="json_out", required=True)
+    args = p.parse_args(argv)
+
+    loaded = load_checkpoint(args.checkpoint)
+    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, args.sentence, need_qkv=False)
+    forced = forced_pass(loaded.model, tr.source_ids, tr.target_ids)
+    result = attribute_steps(loaded.model, forced, args.method, args.layer, args.head)
+    out = {"method": args.method, "source_pieces": tr.source_pieces, "target_pieces": tr.target_pieces,
+           "decoder_inputs": tr.decoder_input_pieces, "steps": []}
+    for t, piece in enumerate(tr.target_pieces):
+        step = {"piece": piece, "source": [float(x) for x in result.source[t]],
+                "target_prefix": [float(x) for x in result.target_prefix[t][: t + 1]]}
+        if result.completeness_error is not None:
+            step["completeness_error"] = float(result.completeness_error[t])
+        out["steps"].append(step)
+    if result.steps_used:
+        out["integration_steps"] = result.steps_used
+    with open(args.json_out, "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+    print(f"{args.method}: {len(out['steps'])} steps -> {args.json_out}")
+    if result.completeness_error is not None:
+        print(f"completeness error: max {result.completeness_error.max():.4f} with {result.steps_used} steps")
+
+
+def attribute_steps(model: Transformer, forced: ForcedPass, method: str, layer: int | None = None,
+                    head: int | str = "mean") -> StepAttribution:
+    """Any method as per-step scores over (source, target prefix). For raw and norm attention: the cross- and
+    decoder self-attention rows of one layer (1-based, default the last) and head (1-based, or "mean")."""
+    if method in STEP_METHODS:
+        return STEP_METHODS[method].steps(model, forced)
+    maps = HEAD_METHODS[method].head_maps(model, forced)
+    li = (layer or model.cfg.n_decoder_layers) - 1
+    if head == "mean":
+        cross, self_ = maps.layer_maps["cross"][li], maps.layer_maps["decoder_self"][li]
+    else:
+        cross, self_ = maps.maps["cross"][li, int(head) - 1], maps.maps["decoder_self"][li, int(head) - 1]
+    return StepAttribution(method, cross, _mask_future(self_))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Each account of what flows checked on a property it must have: norm-weighted vectors add up to what the layer
+really adds, rollout rows are shares that sum to 1, gradients match finite differences and respect the causal
+mask, integrated gradients are complete."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from model.attribute import (METHODS, GradientTimesInput, IntegratedGradients, NormWeighted, Rollout,
+                             attribute_steps, forced_pass, main, output_projections, residual_rollout)
+from model.inside import inside_pass
+from model.tokenizer import BOS_ID, EOS_ID
+
+
+@pytest.fixture
+def tiny_pass(tiny_model, tiny_tokenizers):
+    src, tgt = tiny_tokenizers
+    return forced_pass(tiny_model, src.encode("Tom drinks tea.") + [EOS_ID], tgt.encode("汤姆喝茶。") + [EOS_ID])
+
+
+def test_norm_weighted_vectors_add_up_to_what_the_cross_attention_sublayer_adds(tiny_model, tiny_pass):
+    """Σ_h Σ_j α_hij f_h(x_j) + b_O is the sub-layer's output exactly: the norms are of the model's own terms."""
+    inside = inside_pass(tiny_model, tiny_pass.source_ids, tiny_pass.target_ids)
+    w = tiny_pass.weights["cross"].astype(np.float64)
+    f = np.einsum("lhkd,lhde->lhke", tiny_pass.values["cross"], output_projections(tiny_model, "cross"))
+    for layer, record in enumerate(inside.decoder):
+        bias = tiny_model.decoder_layers[layer].cross_attention.w_o.bias.detach().numpy()
+        rebuilt = np.einsum("hqk,hke->qe", w[layer], f[layer]) + bias
+        np.testing.assert_allclose(rebuilt, record["cross_attention"].update, atol=1e-4)
+    maps = NormWeighted().head_maps(tiny_model, tiny_pass)
+    np.testing.assert_allclose(maps.maps["cross"], w * np.linalg.norm(f, axis=-1)[:, :, None, :], rtol=1e-4, atol=1e-6)
+
+
+def test_a_key_with_no_value_vector_gets_no_norm_however_much_weight(tiny_model, tiny_pass):
+    tiny_pass.values["encoder_self"][:, :, 1] = 0.0
+    maps = NormWeighted().head_maps(tiny_model, tiny_pass)
+    assert (tiny_pass.weights["encoder_self"][:, :, :, 1] > 0).all()
+    assert np.abs(maps.maps["encoder_self"][:, :, :, 1]).max() < 1e-4  # only the value bias' projection is left
+
+
+def test_rollout_of_identity_attention_is_the_identity_and_rows_are_shares(tiny_pass):
+    eye = np.stack([np.eye(4)] * 3)
+    np.testing.assert_allclose(residual_rollout(eye)[-1], np.eye(4))
+    uniform = np.full((1, 4, 4), 0.25)
+    np.testing.assert_allclose(residual_rollout(uniform)[0], 0.5 * uniform[0] + 0.5 * np.eye(4))
+    source, prefix = Rollout().per_layer(tiny_pass)
+    np.testing.assert_allclose(source.sum(-1) + prefix.sum(-1), 1.0, atol=1e-5)
+    assert np.allclose(np.triu(prefix[-1], 1), 0)  # no share from decoder inputs that come later
+
+
+def test_gradient_times_input_matches_a_finite_difference_and_sees_no_future(tiny_model, tiny_pass):
+    result = GradientTimesInput().steps(tiny_model, tiny_pass)
+    assert np.isnan(result.target_prefix[0, 1:]).all() and not np.isnan(np.tril(result.target_prefix)).any()
+    # Scaling source piece 1's embedding by (1 + eps) changes log p(piece 2) by about eps * (grad . x).
+    src = torch.tensor([tiny_pass.source_ids])
+    tgt = torch.tensor([[BOS_ID] + tiny_pass.target_ids[:-1]])
+
+    def log_p(scale):
+        emb = tiny_model.src_embed(src).detach().clone()
+        emb[0, 1] *= scale
+        with torch.no_grad():
+            logits = tiny_model.decode(tgt, tiny_model.encode(src, embeddings=emb)).logits
+        return logits[0, 2].log_softmax(-1)[tiny_pass.target_ids[2]].item()
+
+    eps = 1e-3
+    assert (log_p(1 + eps) - log_p(1 - eps)) / (2 * eps) == pytest.approx(result.source[2, 1], rel=1e-2, abs=1e-4)
+
+
+def test_integrated_gradients_are_complete_within_one_percent(tiny_model, tiny_pass):
+    result = IntegratedGradients().steps(tiny_model, tiny_pass)
+    assert result.completeness_error.max() <= 0.01
+    total = result.source.sum(1) + np.nansum(result.target_prefix, 1)
+    np.testing.assert_allclose(total, result.extra["delta"], rtol=0.011, atol=1e-3)
+    one = IntegratedGradients().steps(tiny_model, tiny_pass, only_step=2)
+    np.testing.assert_allclose(one.source[0], result.source[2], rtol=0.05, atol=0.02)
+
+
+def test_every_method_gives_a_map_with_the_translations_axes(tiny_model, tiny_pass):
+    for method in METHODS:
+        r = attribute_steps(tiny_model, tiny_pass, method)
+        assert r.source.shape == (len(tiny_pass.target_ids), len(tiny_pass.source_ids))
+        assert r.target_prefix.shape == (len(tiny_pass.target_ids),) * 2
+
+
+def test_command_line_writes_each_step_with_its_completeness_error(tiny_checkpoint, tmp_path):
+    out = tmp_path / "ig.json"
+    main(["--checkpoint", str(tiny_checkpoint), "I like tea.", "--method", "integrated-gradients", "--json", str(out)])
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["source_pieces"][-1] == "</s>" and len(data["steps"]) == len(data["target_pieces"])
+    for t, step in enumerate(data["steps"]):
+        assert len(step["source"]) == len(data["source_pieces"]) and len(step["target_prefix"]) == t + 1
+        assert 0 <= step["completeness_error"] <= 0.01
