@@ -13,13 +13,14 @@ from pathlib import Path
 
 import streamlit as st
 
+from model import attribute
 from model.checkpoint import CheckpointError, list_checkpoints, read_metadata
 from model.confidence import mean_log_prob
 from model.transformer import ATTENTION_KINDS as KINDS
 from model.transformer import count_parameters
 from ui import links, widgets
 from ui.ablation import show_ablation
-from ui.attention import show_attention, show_translation
+from ui.attention import flow_selector, show_attention, show_translation
 from ui.common import VIEW_GROUPS, Context, head_name
 from ui.compare import MINIMAL_PAIRS, show_compare
 from ui.decoding import show_decoding_steps, show_trail
@@ -47,7 +48,7 @@ PAGES = ("explore", "lessons")
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
 VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
                 "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step",
-                "qk_kind", "qk_query",
+                "qk_kind", "qk_query", "flow_method",
                 "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query",
                 "compare_x", "compare_y") + LESSON_WIDGETS
 TAB_KEYS = tuple(view for views in VIEW_GROUPS.values() for view in views)
@@ -84,7 +85,7 @@ def init_state(checkpoints: list[str]) -> None:
     if st.session_state.get("initialised"):
         return
     link = links.parse_link({k: st.query_params[k] for k in st.query_params}, checkpoints, list(LANGUAGES), MAX_BEAM,
-                            TAB_KEYS + LESSON_KEYS)
+                            TAB_KEYS + LESSON_KEYS, attribute.METHODS)
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
     st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0],
                             second_sentence=link.second_sentence or "", checkpoint=checkpoint, layer=1,
@@ -103,6 +104,8 @@ def init_state(checkpoints: list[str]) -> None:
         st.session_state.update(page="lessons", lesson=link.view)
     if link.qk:
         st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1])
+    if link.flow:
+        st.session_state.flow_method = link.flow
     if link.trail:
         st.session_state.update(trail=[list(step) for step in link.trail], trail_for="from a link")
     if link.compared:
@@ -151,6 +154,8 @@ def write_url() -> None:
     qk = [st.session_state.get(k) for k in ("qk_kind", "qk_query")]
     if qk[0] in KINDS and type(qk[1]) is int:  # the query-key space's kind and query, once one was chosen
         params["qk"] = f"{qk[0]}.{qk[1]}"
+    if st.session_state.get("flow_method", "attention") != "attention":
+        params["flow"] = st.session_state.flow_method
     if st.session_state.get("trail"):
         params["force"] = ",".join(f"{step}:{piece}" for step, piece in st.session_state.trail)
     st.query_params.from_dict(params)
@@ -272,15 +277,16 @@ def view_selectors(cfg, lang: str) -> None:
     present = st.session_state.present
     if present:
         # one compact row: each choice says what it is ("layer 5", "head 3"), so the labels above can go
-        layer_box, head_box, word_box = st.columns([1, 1, 1], vertical_alignment="center")
+        layer_box, head_box, flow_box, word_box = st.columns([1, 1, 1.3, 1], vertical_alignment="center")
     else:
         st.sidebar.subheader(t("view", lang))
-        layer_box = head_box = word_box = st.sidebar
+        layer_box = head_box = flow_box = word_box = st.sidebar
     compact = dict(label_visibility="collapsed") if present else {}
     widgets.selectbox(layer_box, t("layer", lang), list(range(1, deepest + 1)), key="layer",
                       format_func=(lambda n: t("layer_n", lang, n=n)) if present else str, **compact)
     widgets.selectbox(head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang),
                       default="1", **compact)
+    flow_selector(flow_box, lang, **compact)
     word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
@@ -309,13 +315,15 @@ def explorer_views(ctx: Context) -> dict:
     view = (ctx.layer, ctx.head, lang)
 
     def encoder_view():
-        show_attention(tr, "encoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch)
+        show_attention(tr, "encoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch, ctx.checkpoint)
         st.caption(t("explain_multihead", lang))
 
     return {
         "tab_encoder": encoder_view,
-        "tab_decoder": lambda: show_attention(tr, "decoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch),
-        "tab_cross": lambda: show_attention(tr, "cross", *view, ctx.word_level, ctx.languages, ctx.fetch),
+        "tab_decoder": lambda: show_attention(tr, "decoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch,
+                                              ctx.checkpoint),
+        "tab_cross": lambda: show_attention(tr, "cross", *view, ctx.word_level, ctx.languages, ctx.fetch,
+                                            ctx.checkpoint),
         "tab_positional": lambda: show_positional(ctx.cfg.d_model, ctx.cfg.max_len, lang),
         "tab_softmax": lambda: show_scaling(tr, *view),
         "tab_steps": lambda: show_steps(tr, *view),

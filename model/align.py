@@ -160,12 +160,28 @@ class AlignmentResults:
         return min((r for r in self.rows if r["method"] == method), key=lambda r: r["aer"])
 
     def grid(self, method: str, n_layers: int, n_heads: int) -> np.ndarray:
-        """(layers, heads) AER of each head (NaN where not computed)."""
-        out = np.full((n_layers, n_heads), np.nan)
-        for r in self.rows:
-            if r["method"] == method and r["head"] != "mean":
-                out[r["layer"] - 1, r["head"] - 1] = r["aer"]
-        return out
+        return aer_grid(self.rows, method, n_layers, n_heads)
+
+
+def aer_grid(rows: list[dict], method: str, n_layers: int, n_heads: int) -> np.ndarray:
+    """(layers, heads) AER of each head under a method, from alignment.json's rows (NaN where not computed)."""
+    out = np.full((n_layers, n_heads), np.nan)
+    for r in rows:
+        if r["method"] == method and isinstance(r["head"], int) and r["layer"] <= n_layers and r["head"] <= n_heads:
+            out[r["layer"] - 1, r["head"] - 1] = r["aer"]
+    return out
+
+
+def aer_of(rows: list[dict], method: str, layer: int, head: int | str) -> float | None:
+    """One head's (or, head "mean", one layer's) AER; None if not in the table."""
+    head = head if head == "mean" else int(head)
+    return next((r["aer"] for r in rows if r["method"] == method and r["layer"] == layer and r["head"] == head), None)
+
+
+def best_rows(rows: list[dict]) -> list[dict]:
+    """The lowest-AER row of each method, in the order the methods first appear."""
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    return [min((r for r in rows if r["method"] == m), key=lambda r: r["aer"]) for m in methods]
 
 
 def score_heads(model, source_tokenizer, target_tokenizer, target_language: str, gold: list[GoldPair],

@@ -303,8 +303,47 @@ def _mask_future_rows(prefix: np.ndarray, steps: list[int]) -> np.ndarray:
 
 
 HEAD_METHODS = {m.name: m for m in (RawAttention(), NormWeighted())}
+SIGNED_METHODS = ("gradient-x-input", "integrated-gradients")  # scores of either sign, not shares
 STEP_METHODS = {m.name: m for m in (Rollout(), GradientTimesInput(), IntegratedGradients())}
 METHODS = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
+
+
+def from_translation(tr) -> ForcedPass:
+    """The arrays a decoded Translation already holds (attention and values, recorded while it decoded; equal to
+    a teacher-forced pass over its output, which a test checks), as a ForcedPass: nothing is recomputed."""
+    return ForcedPass(list(tr.source_ids), list(tr.target_ids),
+                      {kind: tr.attention(kind) for kind in KINDS}, {kind: tr.qkv[kind]["v"] for kind in KINDS})
+
+
+def method_kinds(method: str) -> tuple[str, ...]:
+    """The attention kinds a method gives a map for: gradients have no encoder map (the encoder predicts
+    nothing, so there is no log-probability to differentiate)."""
+    return ("decoder_self", "cross") if method in SIGNED_METHODS else KINDS
+
+
+def view_map(model: Transformer, forced: ForcedPass, method: str, kind: str, layer: int, head: str,
+             computed: dict | None = None) -> np.ndarray:
+    """The (queries, keys) map of one view (kind, 1-based layer, 1-based head or "mean") under a method, on the
+    view's own axes: encoder (source x source), decoder self (decoder positions x decoder inputs), cross
+    (decoder positions x source). Raw and norm: that head (or layer); norm rows as shares of their total.
+    Rollout: through the layers up to this one (heads averaged). Gradients: the whole model (layer and head do
+    not apply). computed: a per-method result to reuse (head maps, or a StepAttribution)."""
+    li = layer - 1
+    if method in HEAD_METHODS:
+        maps = computed or HEAD_METHODS[method].head_maps(model, forced)
+        m = maps.layer_maps[kind][li] if head == "mean" else maps.maps[kind][li, int(head) - 1]
+        if method == "norm":
+            m = m / np.maximum(m.sum(-1, keepdims=True), 1e-12)
+        return m
+    if method == "rollout":
+        if kind == "encoder_self":
+            return Rollout().encoder(forced)[li]
+        source, prefix = Rollout().per_layer(forced)
+        return source[li] if kind == "cross" else prefix[li]
+    if kind == "encoder_self":
+        raise ValueError(f"{method} gives no encoder map")
+    steps = computed or STEP_METHODS[method].steps(model, forced)
+    return steps.source if kind == "cross" else np.nan_to_num(steps.target_prefix)
 
 
 def main(argv=None):

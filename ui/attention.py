@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from model import decode, export
-from ui.common import attention_heatmap, axis_names, chart, layer_of_kind
+from model import align, attribute, decode, export
+from ui import widgets
+from ui.common import KIND_TAB, attention_heatmap, axis_names, chart, head_name, layer_of_kind
+from ui.models import get_alignment, get_flow, get_model
 from viz import attention as attention_viz
 from viz.tables import attention_csv, token_table
 from viz.text import markdown_literal, t
@@ -33,14 +35,72 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
                      width="stretch")
 
 
+def flow_selector(container, lang: str, **kwargs) -> str:
+    """Which account of the view the attention maps show: raw weights or another method (model.attribute); one
+    choice for all three attention views, beside the layer and head, kept in the link (flow=)."""
+    return widgets.selectbox(container, t("flow", lang), list(attribute.METHODS), key="flow_method",
+                             format_func=lambda m: t(f"flow_{m}", lang), help=t("flow_help", lang), **kwargs)
+
+
+def flow_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
+    """-> (the view's map under the method, its title, its colour-bar label, signed?) or None for raw weights."""
+    if method == "attention" or checkpoint is None:
+        return None
+    if kind not in attribute.method_kinds(method):
+        st.info(t("flow_no_encoder", lang, method=t(f"flow_{method}", lang)))
+        return None
+    with st.spinner(t("flow_computing", lang, method=t(f"flow_{method}", lang))):
+        forced, computed = get_flow(checkpoint, tr, method)
+    model = get_model(checkpoint).model
+    values = attribute.view_map(model, forced, method, kind, layer, head, computed)
+    where = (t("flow_whole_model", lang) if method in attribute.STEP_METHODS and method != "rollout"
+             else t("flow_up_to_layer", lang, layer=layer) if method == "rollout"
+             else t("flow_layer_head", lang, layer=layer, head=head_name(head, lang)))
+    title = t("flow_title", lang, kind=t(KIND_TAB[kind], lang), method=t(f"flow_{method}", lang), where=where)
+    signed = method in attribute.SIGNED_METHODS
+    return values, title, t(f"flow_unit_{method}", lang), signed, computed
+
+
+def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: str) -> None:
+    """This head's (or layer's) alignment error on the checkpoint's gold set, and the best head's."""
+    table = get_alignment(checkpoint) if checkpoint else None
+    if not table:
+        return
+    rows = table["results"]
+    mine = align.aer_of(rows, "attention", layer, head)
+    best = min((r for r in rows if r["method"] == "attention"), key=lambda r: r["aer"], default=None)
+    if mine is None or best is None:
+        return
+    st.caption(t("aer_caption", lang, aer=f"{mine:.2f}", sentences=table["sentences"], best_layer=best["layer"],
+                 best_head=head_name(str(best["head"]), lang), best=f"{best['aer']:.2f}"))
+
+
 def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
-                   languages: tuple[str, str], fetch: Callable[[], decode.Translation]) -> None:
+                   languages: tuple[str, str], fetch: Callable[[], decode.Translation],
+                   checkpoint: str | None = None) -> None:
     """fetch: gets tr again (from the shared cache, or computed anew), for the download button to keep instead of
     tr itself: Streamlit keeps a session's download callables as long as the session, even disconnected, and a
-    beam-8 translation of a long sentence holds tens of MiB."""
+    beam-8 translation of a long sentence holds tens of MiB. checkpoint: where tr's model is, for the other
+    accounts of the map (without it only the raw weights are offered)."""
     layer = layer_of_kind(tr, kind, layer, lang)
-    fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
+    method = st.session_state.get("flow_method", "attention") if checkpoint else "attention"
+    flow = flow_map(tr, kind, layer, head, method, checkpoint, lang)
+    if flow is None:
+        method = "attention"
+        fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
+    else:
+        values, title, unit, signed, computed = flow
+        fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages,
+                                                        title=title, values=values, signed=signed,
+                                                        value_label=unit)
     chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
+    if flow is not None:
+        st.caption(t(f"flow_explain_{method}", lang))
+        if method == "integrated-gradients":
+            st.caption(t("flow_completeness", lang, error=f"{100 * float(computed.completeness_error.max()):.2f}",
+                         steps=computed.steps_used))
+    if kind == "cross" and method == "attention":
+        show_alignment_score(checkpoint, layer, head, lang)
     st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
                  lang))
     attention = tr.attention(kind)
@@ -52,7 +112,8 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
     csv_button.download_button(
         t("download_csv", lang),
         lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
-        file_name=f"{kind}-layer{layer}-head{head}{'-words' if word_level else ''}.csv",
+        file_name=f"{kind}-layer{layer}-head{head}{'' if method == 'attention' else '-' + method}"
+                  f"{'-words' if word_level else ''}.csv",
         mime="text/csv",
         key=f"csv-{kind}",
         on_click="ignore",

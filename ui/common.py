@@ -159,11 +159,13 @@ def query_selector(tr: decode.Translation, kind: str, lang: str, key: str, label
 
 
 def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
-                      languages: tuple[str, str], title: str | None = None):
+                      languages: tuple[str, str], title: str | None = None, values=None, signed: bool = False,
+                      value_label: str | None = None):
     """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
-    title: instead of the kind, layer and head."""
+    title: instead of the kind, layer and head. values: another account of the same view (queries, keys) to
+    draw instead of the attention weights (model.attribute.view_map); signed: its scores have either sign."""
     queries, keys = tr.axis_pieces(kind)
-    weights = selected_weights(tr.attention(kind), layer, head)
+    weights = selected_weights(tr.attention(kind), layer, head) if values is None else values
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
     predicted = row_outcomes(tr, lang) if kind != "encoder_self" else None
     if word_level:
@@ -178,6 +180,6 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
         title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
         predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),
-        weight_label=t("weight", lang),
+        weight_label=value_label or t("weight", lang), signed=signed,
     )
     return fig, weights, queries, keys

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from model import decode, probe
+from model import align, decode, probe
 from ui import widgets
 from ui.common import KIND_TAB, chart, inspect_head, kind_selector
-from ui.models import get_model
+from ui.models import get_alignment, get_model
 from viz.heads import statistic_grid
 from viz.tables import localized_head_table
 from viz.text import markdown_literal, t
@@ -86,6 +86,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
             st.dataframe(readable(named, lang), hide_index=True, width="stretch")
         st.markdown(f"**{t('strongest_heads', lang)}**")
         st.dataframe(readable(probe.strongest_heads(corpus), lang), hide_index=True, width="stretch")
+    show_alignment_grid(checkpoint, lang)
     ranking = shipped_csv(checkpoint, "head_ablation.csv", lang)
     if ranking is None:
         st.info(t("ablation_ranking_missing", lang, path=checkpoint))
@@ -93,3 +94,32 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
         baseline = ranking["bleu"] + ranking["bleu_drop"]
         st.markdown(f"**{t('ablation_ranking', lang, bleu=round(float(baseline.iloc[0]), 2))}**")
         st.dataframe(readable(ranking.head(20), lang), hide_index=True, width="stretch")
+
+
+ALIGNERS = ("attention", "shifted", "norm", "norm-shifted")
+
+
+def show_alignment_grid(checkpoint: str, lang: str) -> None:
+    """Every cross-attention head's alignment error rate on the gold set, per method, and the best heads."""
+    st.subheader(t("aer_title", lang))
+    table = get_alignment(checkpoint)
+    if not table:
+        st.info(t("aer_missing", lang, path=checkpoint))
+        return
+    cfg = get_model(checkpoint).model.cfg
+    rows = table["results"]
+    method = widgets.radio(st, t("aer_method", lang), [m for m in ALIGNERS if any(r["method"] == m for r in rows)],
+                           format_func=lambda m: t(f"aer_{m}", lang), horizontal=True, key="aer_method")
+    grid = align.aer_grid(rows, method, cfg.n_decoder_layers, cfg.n_heads)
+    chart(statistic_grid(grid, t("aer_grid_title", lang, method=t(f"aer_{method}", lang), sentences=table["sentences"]),
+                         layer_label=t("layer", lang), head_label=t("head", lang), colorscale="Viridis_r"),
+          key="aer-grid")
+    st.caption(t("aer_explain", lang))
+    best = pd.DataFrame([{t("aer_col_method", lang): t(f"aer_{r['method']}", lang) if r["method"] in ALIGNERS
+                          else t(f"flow_{r['method']}", lang),
+                          t("layer", lang): "" if r["head"] == "model" else r["layer"],
+                          t("head", lang): t("flow_whole_model", lang) if r["head"] == "model"
+                          else t("mean_heads", lang) if r["head"] == "mean" else r["head"],
+                          "AER": r["aer"]} for r in align.best_rows(rows)])
+    st.markdown(f"**{t('aer_best', lang)}**")
+    st.dataframe(best, hide_index=True, width="stretch", key="aer-best")

@@ -42,6 +42,7 @@ class LinkState:
     view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
     trail: tuple[tuple[int, int], ...] | None = None  # what-if decoding: (step, piece id) the decoder must write
     qk: tuple[str, int] | None = None  # query-key space: attention kind and the query whose weights are drawn
+    flow: str | None = None  # what the attention maps show: raw weights or another account (model.attribute)
     notices: list[Notice] = field(default_factory=list)
 
 
@@ -62,8 +63,8 @@ def clamp(number: int, low: int, high: int) -> int:
 
 
 def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[str], max_beam: int,
-               views: tuple[str, ...] = ()) -> LinkState:
-    """views: the names of the explorer's tabs and lessons a link may open."""
+               views: tuple[str, ...] = (), flows: tuple[str, ...] = ()) -> LinkState:
+    """views: the names of the explorer's tabs and lessons a link may open; flows: the methods a map may show."""
     state = LinkState()
 
     def ignore(name: str) -> None:
@@ -79,7 +80,7 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             setattr(state, attribute, sentence or None)
     # Names the app offers: used as given, or ignored.
     for name, attribute, offered in (("ckpt", "checkpoint", checkpoints), ("lang", "lang", languages),
-                                     ("view", "view", views)):
+                                     ("view", "view", views), ("flow", "flow", flows)):
         if name in params:
             if params[name] in offered:
                 setattr(state, attribute, params[name])

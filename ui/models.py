@@ -8,7 +8,7 @@ import streamlit as st
 import json
 from pathlib import Path
 
-from model import decode, inside, what_if
+from model import attribute, decode, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
 from ui.cache import ByteBudgetCache
@@ -110,3 +110,27 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
         return what_if.padded_batch(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, list(sentences))
 
     return translation_cache().get(("padded batch", checkpoint, sentences), compute)
+
+
+def get_flow(checkpoint: str, tr: decode.Translation, method: str):
+    """A method's account of tr (model.attribute): per-head maps (raw, norm) or per-step scores (gradients);
+    None for rollout, which view_map computes from the weights at once. Read from the arrays tr holds when it
+    has its value vectors, else from one teacher-forced pass over its output."""
+    def compute():
+        model = get_model(checkpoint).model
+        forced = attribute.from_translation(tr) if tr.qkv else attribute.forced_pass(model, tr.source_ids, tr.target_ids)
+        if method in attribute.HEAD_METHODS:
+            return forced, attribute.HEAD_METHODS[method].head_maps(model, forced)
+        if method == "rollout":
+            return forced, None
+        return forced, attribute.STEP_METHODS[method].steps(model, forced)
+
+    return translation_cache().get(("flow", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method), compute)
+
+
+@st.cache_resource(show_spinner=False)
+def get_alignment(checkpoint: str) -> dict | None:
+    """The checkpoint's heads scored as word aligners on the gold set (alignment.json, written by model.align),
+    or None if it ships none."""
+    path = Path(checkpoint) / "alignment.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from .text import plotly_literal
 
 COLORSCALE = "Blues"
+SIGNED_COLORSCALE = "RdBu_r"  # red: raises the piece's log-probability, blue: lowers it; white: 0
 MASKED_COLOR = "#c9c9c9"
 
 
@@ -72,14 +73,16 @@ def attention_heatmap(
     weight_label: str = "weight",
     font_scale: float = 1.0,
     max_height: int | None = None,
+    signed: bool = False,
 ) -> go.Figure:
-    """One (queries, keys) attention matrix.
+    """One (queries, keys) attention matrix (or another account of the same view: model.attribute).
 
     masked: boolean (queries, keys), True where the model was not allowed to look. Those cells are drawn in a
     separate grey trace (not as a low value on the colour scale) and say "masked" on hover.
     predicted_tokens: for decoder queries, the token each position predicted, shown on hover.
     font_scale: tick labels, cell values and row height grow by this factor (a projector in a classroom).
     max_height: the figure's height at most, in pixels (rows get shorter to fit).
+    signed: scores of either sign (gradients): a diverging scale centred on 0, symmetric, instead of 0 to 1.
     """
     weights = np.asarray(weights, dtype=np.float32)  # what the model computed; half the bytes of float64 to send
     n_q, n_k = weights.shape
@@ -112,9 +115,9 @@ def attention_heatmap(
             y=list(range(n_q)),
             customdata=custom,
             hovertemplate=hover,
-            colorscale=COLORSCALE,
-            zmin=0.0,
-            zmax=1.0,
+            colorscale=SIGNED_COLORSCALE if signed else COLORSCALE,
+            zmin=-_largest(shown) if signed else 0.0,
+            zmax=_largest(shown) if signed else 1.0,
             colorbar=dict(title=weight_label, thickness=12),
             texttemplate="%{z:.2f}" if show_values else None,
             textfont=dict(size=round(10 * font_scale)),
@@ -143,6 +146,11 @@ def attention_heatmap(
         )
     _map_layout(fig, q_text, k_text, query_axis, key_axis, title, font_scale, max_height)
     return fig
+
+
+def _largest(values: np.ndarray) -> float:
+    finite = np.abs(values[np.isfinite(values)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
 def _map_layout(fig: go.Figure, q_text: list[str], k_text: list[str], query_axis: str, key_axis: str, title: str,

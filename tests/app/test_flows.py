@@ -1,0 +1,77 @@
+"""What flows beside the weights, in the app: one selector switches every attention view to another account of
+the same map (same axes), each computed from the shown translation; the heads' alignment error on the gold set."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from model import attribute, decode
+from model.checkpoint import load_checkpoint
+
+from .test_app import figures, heat, open_tab, run_app
+
+
+def expected_map(tiny_checkpoint, sentence, method, kind, layer=1, head="1"):
+    loaded = load_checkpoint(tiny_checkpoint)
+    tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
+    forced = attribute.from_translation(tr)
+    return attribute.view_map(loaded.model, forced, method, kind, layer, head)
+
+
+def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint_root, tiny_checkpoint):
+    at = open_tab(run_app(s="I like tea."), "tab_cross")
+    raw = figures(at)["heatmap-cross"]
+    for method in ("norm", "rollout", "gradient-x-input"):
+        at.selectbox(key="flow_method").select(method).run()
+        assert not at.exception, method
+        fig = figures(at)["heatmap-cross"]
+        assert fig["layout"]["yaxis"]["ticktext"] == raw["layout"]["yaxis"]["ticktext"]  # the map keeps its axes
+        assert fig["layout"]["xaxis"]["ticktext"] == raw["layout"]["xaxis"]["ticktext"]
+        np.testing.assert_allclose(heat(fig), expected_map(tiny_checkpoint, "I like tea.", method, "cross"),
+                                   rtol=1e-3, atol=1e-5)
+        assert any(c.value.startswith(("Each cell is", "Attention rollout", "Gradient × input")) for c in at.caption)
+    assert fig["data"][0]["zmin"] == -fig["data"][0]["zmax"]  # signed scores: a scale centred on 0
+    assert at.query_params["flow"] in ("gradient-x-input", ["gradient-x-input"])
+    # Norm shares of a row sum to 1, like the weights.
+    at.selectbox(key="flow_method").select("norm").run()
+    np.testing.assert_allclose(heat(figures(at)["heatmap-cross"]).sum(1), 1.0, atol=1e-4)
+    # Decoder self-attention under gradients: cells after the row's own input stay masked.
+    at = open_tab(at.selectbox(key="flow_method").select("gradient-x-input").run(), "tab_decoder")
+    shown = heat(figures(at)["heatmap-decoder_self"])
+    assert np.isnan(shown[np.triu_indices(shown.shape[0], 1)]).all()
+    # The encoder has no output to differentiate: it says so and shows the weights.
+    at = open_tab(at, "tab_encoder")
+    assert any("encoder predicts nothing" in i.value for i in at.info)
+    assert "heatmap-encoder_self" in figures(at)
+
+
+def test_integrated_gradients_in_the_app_report_their_completeness(checkpoint_root):
+    at = open_tab(run_app(s="I like tea."), "tab_cross")
+    at.selectbox(key="flow_method").select("integrated-gradients").run()
+    assert not at.exception
+    line = next(c.value for c in at.caption if c.value.startswith("Completeness"))
+    assert float(line.split(" is ")[1].split(" %")[0]) <= 1.0
+
+
+def test_a_link_opens_a_method_and_an_unknown_one_is_named(checkpoint_root):
+    at = open_tab(run_app(s="I like tea.", flow="rollout"), "tab_cross")
+    assert at.selectbox(key="flow_method").value == "rollout"
+    assert "rollout" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+    at = run_app(s="I like tea.", flow="magic")
+    assert at.selectbox(key="flow_method").value == "attention"
+    assert any("flow" in w.value for w in at.warning)
+
+
+def test_shipped_checkpoint_shows_each_heads_alignment_error_in_chinese(monkeypatch):
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    st.cache_data.clear()
+    at = open_tab(run_app(lang="zh"), "tab_heads")
+    assert not at.exception
+    grid = heat(figures(at)["aer-grid"])
+    assert grid.shape == (6, 8) and np.isfinite(grid).all() and ((0 <= grid) & (grid <= 1)).all()
+    assert "对齐错误率" in figures(at)["aer-grid"]["layout"]["title"]["text"]
+    at.radio(key="aer_method").set_value("norm-shifted").run()
+    assert not np.array_equal(heat(figures(at)["aer-grid"]), grid)
+    at = open_tab(at, "tab_cross")
+    assert any("对齐错误率" in c.value for c in at.caption)
