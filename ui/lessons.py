@@ -9,6 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from ui.common import Context
+from ui.explanation import show_explanation
 from ui.ffn import show_ffn
 from ui.no_attention import show_no_attention
 from ui.output_layer import show_output_layer
@@ -28,11 +29,12 @@ LESSONS = {
     "lesson_ffn": None,
     "lesson_encoder_decoder": "tab_cross",
     "lesson_output": "tab_decoding",
+    "lesson_explanation": "tab_cross",
 }
 LESSON_KEYS = tuple(LESSONS)
 # The widgets of the lessons' own views: kept while their lesson is closed (widgets.keep).
 LESSON_WIDGETS = ("order_a", "order_b", "padding_other", "residual_stack", "residual_position",
-                  "layernorm_sublayer", "output_step")
+                  "layernorm_sublayer", "output_step", "explain_step", "explain_ig")
 
 
 def open_in_explorer(tab: str) -> None:
@@ -49,6 +51,7 @@ def show_lesson(key: str, ctx: Context, explorer: dict[str, Callable[[], None]])
         "lesson_ffn": show_ffn,
         "lesson_encoder_decoder": show_no_attention,
         "lesson_output": show_output_layer,
+        "lesson_explanation": show_explanation,
     }
     tab = LESSONS[key]
     if key in ("lesson_qkv", "lesson_scaling", "lesson_multihead", "lesson_masks"):

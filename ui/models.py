@@ -8,7 +8,7 @@ import streamlit as st
 import json
 from pathlib import Path
 
-from model import attribute, decode, inside, what_if
+from model import attribute, decode, faithfulness, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
 from ui.cache import ByteBudgetCache
@@ -134,3 +134,10 @@ def get_alignment(checkpoint: str) -> dict | None:
     or None if it ships none."""
     path = Path(checkpoint) / "alignment.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def get_comparison(checkpoint: str, tr: decode.Translation, layer: int, ig_step: int | None):
+    """tr's output pieces under every method and occlusion (model.faithfulness.compare_step)."""
+    key = ("comparison", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), layer, ig_step)
+    return translation_cache().get(key, lambda: faithfulness.compare_step(
+        get_model(checkpoint).model, tr.source_ids, tr.source_pieces, tr.target_ids, layer, ig_step))

@@ -75,3 +75,30 @@ def test_shipped_checkpoint_shows_each_heads_alignment_error_in_chinese(monkeypa
     assert not np.array_equal(heat(figures(at)["aer-grid"]), grid)
     at = open_tab(at, "tab_cross")
     assert any("对齐错误率" in c.value for c in at.caption)
+
+
+def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_root, tiny_checkpoint):
+    from model import faithfulness
+
+    from .test_lessons import open_lesson
+
+    table = faithfulness.faithfulness_table(*_loaded(tiny_checkpoint), ["Tom drinks tea.", "I like coffee."],
+                                            ("attention", "norm", "rollout"), slow_sentences=0)
+    table.to_csv(checkpoint_root / "tiny-a" / "faithfulness.csv", index=False)
+    at = open_lesson(run_app(s="Tom drinks tea."), "lesson_explanation")
+    fig = figures(at)["explain-methods"]
+    names = fig["layout"]["yaxis"]["ticktext"]
+    assert names[0].startswith("occlusion") and len(names) == 5  # occlusion + raw, norm, rollout, gradient x input
+    z = heat(fig)
+    assert np.nanmax(np.abs(z), axis=1).round(6).tolist() == [1.0] * 5  # each row scaled to its strongest word
+    assert "explain-corpus" in figures(at)
+    at.checkbox(key="explain_ig").check().run()
+    assert not at.exception
+    assert len(figures(at)["explain-methods"]["layout"]["yaxis"]["ticktext"]) == 6
+    at = open_lesson(run_app(s="Tom drinks tea.", lang="zh"), "lesson_explanation")
+    assert figures(at)["explain-methods"]["layout"]["yaxis"]["ticktext"][0].startswith("遮挡")
+
+
+def _loaded(path):
+    loaded = load_checkpoint(path)
+    return loaded.model, loaded.source_tokenizer, loaded.target_tokenizer

@@ -1,0 +1,204 @@
+"""Which explanation agrees with the model? Each method's scores against what removing a source word does.
+
+For every output piece of the model's own (greedy) translation of held-out sentences: remove one source word at
+a time (its pieces taken out of the input; the same output teacher-forced) and measure how much the piece's
+log-probability drops (occlusion). A faithful account of that piece ranks the source words as the drops do:
+the Spearman correlation per piece (over the sentence's source words), averaged over pieces. Raw and
+norm-weighted attention are scored per decoder layer (mean over heads / the layer's summed vectors), the
+whole-model methods once. Each row also carries the method's AER on the gold alignments (alignment.json).
+
+    python -m model.faithfulness --checkpoint checkpoints/en-zh --n 300
+
+writes checkpoints/<ck>/faithfulness.csv: method, layer (0 for a whole-model method), spearman, aer, sentences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .attribute import HEAD_METHODS, STEP_METHODS, forced_pass
+from .decode import encode_source, pad_batch, translate
+from .tokenizer import BOS_ID, PAD_ID, group_pieces_into_words
+
+COLUMNS = ["method", "layer", "spearman", "aer", "sentences"]
+MIN_WORDS = 3  # a rank correlation over fewer source words says little
+
+
+@dataclass
+class SentenceScores:
+    """One sentence: occlusion drops and each method's scores, (output pieces, source words)."""
+
+    drops: np.ndarray
+    methods: dict[tuple[str, int], np.ndarray]  # (method, layer or 0) -> scores
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Rank correlation (ties averaged); NaN when either side is constant."""
+    ra, rb = pd.Series(a).rank().to_numpy(), pd.Series(b).rank().to_numpy()
+    if ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def source_words(pieces: list[str]) -> list[list[int]]:
+    """The source words' piece indices, </s> left out (it is not a word one can remove)."""
+    return [w for w in group_pieces_into_words(pieces[:-1], "en")]
+
+
+@torch.inference_mode()
+def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: list[list[int]]) -> np.ndarray:
+    """(output pieces, words): log p(piece | full source) − log p(piece | source without that word)."""
+    tgt_in = [BOS_ID] + list(target_ids[:-1])
+    variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in set(w)] for w in words]
+    src = pad_batch(variants)
+    tgt = torch.tensor([tgt_in] * len(variants))
+    encoded = model.encode(src)
+    logits = model.decode(tgt, encoded).logits.float().log_softmax(-1)  # (variants, steps, vocab)
+    chosen = logits[:, torch.arange(len(target_ids)), torch.tensor(target_ids)]  # (variants, steps)
+    return (chosen[0:1] - chosen[1:]).T.numpy()
+
+
+def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple[str, ...]) -> SentenceScores:
+    words = source_words(source_pieces)
+    to_words = np.zeros((len(source_ids), len(words)))
+    for w, pieces in enumerate(words):
+        to_words[pieces, w] = 1.0
+    drops = occlusion_drops(model, source_ids, target_ids, words)
+    fp = forced_pass(model, source_ids, target_ids)
+    out = {}
+    for name in ("attention", "norm"):
+        if name in methods:
+            maps = HEAD_METHODS[name].head_maps(model, fp)
+            for layer, m in enumerate(maps.layer_maps["cross"], start=1):
+                out[(name, layer)] = m.astype(np.float64) @ to_words
+    for name in methods:
+        if name in STEP_METHODS:
+            out[(name, 0)] = STEP_METHODS[name].steps(model, fp).source.astype(np.float64) @ to_words
+    return SentenceScores(drops, out)
+
+
+@dataclass
+class StepComparison:
+    """Every method's scores for one sentence's output pieces over its source words, beside occlusion."""
+
+    words: list[str]  # the source words, as text
+    drops: np.ndarray  # (output pieces, words)
+    scores: dict[str, np.ndarray]  # method -> (output pieces, words); raw and norm at the given layer
+    ig_steps: list[int]  # which output pieces integrated gradients was computed for (it is slow)
+
+    def correlations(self, step: int) -> dict[str, float]:
+        return {m: spearman(s[step], self.drops[step]) for m, s in self.scores.items()
+                if not np.isnan(s[step]).all()}
+
+
+def compare_step(model, source_ids, source_pieces, target_ids, layer: int, ig_step: int | None = None) -> StepComparison:
+    """The current sentence under every method (raw and norm attention of one decoder layer, 1-based, heads
+    together), and occlusion; integrated gradients only for ig_step."""
+    fast = tuple(m for m in tuple(HEAD_METHODS) + tuple(STEP_METHODS) if m != "integrated-gradients")
+    scored = sentence_scores(model, source_ids, source_pieces, target_ids, fast)
+    scores = {}
+    for (name, at), values in scored.methods.items():
+        if at in (0, layer):
+            scores[name] = values
+    words = source_words(source_pieces)
+    if ig_step is not None:
+        to_words = np.zeros((len(source_ids), len(words)))
+        for w, pieces in enumerate(words):
+            to_words[pieces, w] = 1.0
+        fp = forced_pass(model, source_ids, target_ids)
+        ig = STEP_METHODS["integrated-gradients"].steps(model, fp, only_step=ig_step)
+        full = np.full((len(target_ids), len(words)), np.nan)
+        full[ig_step] = ig.source[0].astype(np.float64) @ to_words
+        scores["integrated-gradients"] = full
+    text = ["".join(source_pieces[i] for i in w).replace("\u2581", " ").strip() for w in words]
+    return StepComparison(text, scored.drops, scores, [] if ig_step is None else [ig_step])
+
+
+def mean_correlation(per_sentence: list[SentenceScores], key: tuple[str, int]) -> float:
+    values = []
+    for s in per_sentence:
+        if key not in s.methods or s.drops.shape[1] < MIN_WORDS:
+            continue
+        for t in range(s.drops.shape[0]):
+            r = spearman(s.methods[key][t], s.drops[t])
+            if not np.isnan(r):
+                values.append(r)
+    return float(np.mean(values)) if values else float("nan")
+
+
+def aer_for(alignment: dict | None, method: str, layer: int) -> float | None:
+    if not alignment:
+        return None
+    rows = alignment["results"]
+    if layer:
+        return next((r["aer"] for r in rows if r["method"] == method and r["layer"] == layer and r["head"] == "mean"),
+                    None)
+    return next((r["aer"] for r in rows if r["method"] == method and r["head"] == "model"), None)
+
+
+def faithfulness_table(model, source_tokenizer, target_tokenizer, sentences: list[str], methods: tuple[str, ...],
+                       slow_sentences: int, alignment: dict | None = None, progress: bool = False) -> pd.DataFrame:
+    """slow_sentences: integrated gradients only on this many of the sentences (it costs hundreds of passes)."""
+    fast = tuple(m for m in methods if m != "integrated-gradients")
+    scored = []
+    for k, sentence in enumerate(sentences):
+        tr = translate(model, source_tokenizer, target_tokenizer, sentence, need_qkv=False)
+        chosen = methods if k < slow_sentences else fast
+        scored.append(sentence_scores(model, tr.source_ids, tr.source_pieces, tr.target_ids, chosen))
+        if progress and (k + 1) % 25 == 0:
+            print(f"  {k + 1}/{len(sentences)} sentences", flush=True)
+    keys = list(dict.fromkeys(key for s in scored for key in s.methods))
+    rows = []
+    for method, layer in keys:
+        n = sum(1 for s in scored if (method, layer) in s.methods)
+        rows.append({"method": method, "layer": layer, "spearman": round(mean_correlation(scored, (method, layer)), 4),
+                     "aer": aer_for(alignment, method, layer), "sentences": n})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def read_faithfulness(path: Path | str) -> pd.DataFrame:
+    frame = pd.read_csv(path)
+    missing = set(COLUMNS) - set(frame.columns)
+    if missing:
+        raise ValueError(f"{path}: missing columns {sorted(missing)}")
+    return frame
+
+
+def main(argv=None):
+    from .checkpoint import load_checkpoint
+    from .data import load_splits
+
+    p = argparse.ArgumentParser(description="Mean Spearman correlation of each method's scores with occlusion.")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--n", type=int, default=300, help="held-out (test split) sentences")
+    p.add_argument("--ig-sentences", type=int, default=30, help="of those, how many also get integrated gradients")
+    p.add_argument("--out", type=Path, help="default: CHECKPOINT/faithfulness.csv")
+    p.add_argument("--sentences-file", type=Path, help="one English sentence per line instead of the test split")
+    args = p.parse_args(argv)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+
+    loaded = load_checkpoint(args.checkpoint)
+    if args.sentences_file:
+        sentences = [s for s in args.sentences_file.read_text(encoding="utf-8").splitlines() if s.strip()][: args.n]
+    else:
+        sentences = [e.source for e in load_splits(loaded.metadata["corpus"]).test[: args.n]]
+    alignment_path = Path(args.checkpoint) / "alignment.json"
+    alignment = json.loads(alignment_path.read_text()) if alignment_path.is_file() else None
+    methods = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
+    table = faithfulness_table(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences, methods,
+                               args.ig_sentences, alignment, progress=True)
+    out = args.out or Path(args.checkpoint) / "faithfulness.csv"
+    table.to_csv(out, index=False)
+    print(table.to_string(index=False))
+    print(f"-> {out}")
+
+
+if __name__ == "__main__":
+    main()

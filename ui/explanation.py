@@ -1,0 +1,65 @@
+"""Lesson 10, "Is attention an explanation?": the chosen output piece under every method beside occlusion (what
+removing each source word does), how far they agree on this sentence, and the shipped corpus table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from model import faithfulness
+from ui import widgets
+from ui.common import Context, chart, query_labels
+from ui.models import get_comparison
+from viz.explanation import faithfulness_bars, method_comparison
+from viz.text import t
+
+ORDER = ("attention", "norm", "rollout", "gradient-x-input", "integrated-gradients")
+
+
+def method_label(method: str, layer: int, lang: str) -> str:
+    name = t(f"flow_{method}", lang)
+    return t("explain_at_layer", lang, method=name, layer=layer) if layer else name
+
+
+def show_explanation(ctx: Context) -> None:
+    tr, lang = ctx.tr, ctx.lang
+    layer = min(ctx.layer, ctx.cfg.n_decoder_layers)
+    labels = query_labels(tr, "cross")
+    step = widgets.selectbox(st, t("explain_step", lang), list(range(len(tr.target_pieces))), key="explain_step",
+                             format_func=lambda i: f"{i}: {labels[i]}")
+    with_ig = st.checkbox(t("explain_with_ig", lang), key="explain_ig")
+    with st.spinner(t("flow_computing", lang, method=t("explain_all_methods", lang))):
+        comparison = get_comparison(ctx.checkpoint, tr, layer, step if with_ig else None)
+    methods = [m for m in ORDER if m in comparison.scores]
+    rows = [comparison.drops[step]] + [comparison.scores[m][step] for m in methods]
+    names = [t("explain_occlusion", lang)] + [method_label(m, layer if m in ("attention", "norm") else 0, lang)
+                                              for m in methods]
+    chart(method_comparison(np.array(rows), names, comparison.words,
+                            t("explain_title", lang, piece=labels[step]), t("explain_scaled", lang),
+                            t("explain_raw", lang)), key="explain-methods")
+    st.caption(t("explain_how_to_read", lang))
+    agreement = comparison.correlations(step)
+    frame = pd.DataFrame({t("aer_col_method", lang): [method_label(m, layer if m in ("attention", "norm") else 0, lang)
+                                                      for m in methods],
+                          t("explain_rho", lang): [round(agreement.get(m, np.nan), 2) for m in methods]})
+    st.dataframe(frame, hide_index=True, width="stretch", key="explain-agreement")
+    if len(comparison.words) < faithfulness.MIN_WORDS:
+        st.caption(t("explain_few_words", lang, n=faithfulness.MIN_WORDS))
+
+    st.markdown(f"**{t('explain_corpus', lang)}**")
+    path = Path(ctx.checkpoint) / "faithfulness.csv"
+    if not path.is_file():
+        st.info(t("explain_corpus_missing", lang, path=ctx.checkpoint))
+        return
+    table = faithfulness.read_faithfulness(path)
+    bars = [method_label(r.method, int(r.layer), lang) for r in table.itertuples()]
+    chart(faithfulness_bars(bars, table["spearman"].tolist(),
+                            t("explain_corpus_title", lang, n=int(table["sentences"].max())),
+                            t("explain_rho", lang)), key="explain-corpus")
+    shown = pd.DataFrame({t("aer_col_method", lang): bars, t("explain_rho", lang): table["spearman"],
+                          "AER": table["aer"], t("explain_sentences", lang): table["sentences"]})
+    st.dataframe(shown, hide_index=True, width="stretch", key="explain-table")
+    st.caption(t("explain_corpus_note", lang))
