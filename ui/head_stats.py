@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from model import align, decode, probe
+from model import align, decode, probe, roles
 from ui import widgets
 from ui.common import KIND_TAB, chart, inspect_head, kind_selector
 from ui.models import get_alignment, get_model
@@ -86,6 +86,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
             st.dataframe(readable(named, lang), hide_index=True, width="stretch")
         st.markdown(f"**{t('strongest_heads', lang)}**")
         st.dataframe(readable(probe.strongest_heads(corpus), lang), hide_index=True, width="stretch")
+    show_measured_roles(checkpoint, kind, lang)
     show_alignment_grid(checkpoint, lang)
     ranking = shipped_csv(checkpoint, "head_ablation.csv", lang)
     if ranking is None:
@@ -123,3 +124,39 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
                           "AER": r["aer"]} for r in align.best_rows(rows)])
     st.markdown(f"**{t('aer_best', lang)}**")
     st.dataframe(best, hide_index=True, width="stretch", key="aer-best")
+
+
+def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
+    """Michel et al.'s importance of each head of the chosen kind, and the roles whose thresholds a head meets."""
+    st.subheader(t("roles_title", lang))
+    path = Path(checkpoint) / "head_roles.csv"
+    if not path.is_file():
+        st.info(t("roles_missing", lang, path=checkpoint))
+        return
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    rows = frame[frame["kind"] == kind]
+    values = rows.pivot(index="layer", columns="head", values="importance").to_numpy()
+    chart(statistic_grid(values, t("roles_importance_title", lang, kind=t(KIND_TAB[kind], lang)),
+                         layer_label=t("layer", lang), head_label=t("head", lang)), key="importance-grid")
+    st.caption(t("roles_importance_explain", lang))
+    named = frame[frame["role"].fillna("") != ""]
+    labels = {kind_: t(tab, lang) for kind_, tab in KIND_TAB.items()}
+    if named.empty:
+        st.caption(t("roles_none", lang))
+    else:
+        st.dataframe(pd.DataFrame({
+            t("col_kind", lang): named["kind"].map(labels), t("layer", lang): named["layer"],
+            t("head", lang): named["head"],
+            t("col_role", lang): named["role"].map(lambda r: "、".join(t(f"role_{x.strip()}", lang) for x in r.split(","))
+                                                   if lang == "zh" else ", ".join(t(f"role_{x.strip()}", lang)
+                                                                                  for x in r.split(","))),
+            t("roles_evidence", lang): named["evidence"]}), hide_index=True, width="stretch", key="roles-table")
+    positional = frame.dropna(subset=["positional_share"]).sort_values("positional_share", ascending=False)
+    rare = frame.dropna(subset=["rare_share"]).sort_values("rare_share", ascending=False)
+    if len(positional) and len(rare):
+        p, r = positional.iloc[0], rare.iloc[0]
+        st.caption(t("roles_thresholds", lang, share=f"{roles.POSITIONAL_SHARE:.0%}", rare=f"{roles.RARE_SHARE:.0%}",
+                     aer=roles.ALIGNMENT_AER, n=roles.ALIGNMENT_HEADS,
+                     p_kind=labels[p["kind"]], p_layer=int(p["layer"]), p_head=int(p["head"]),
+                     p_offset=f"{int(p['positional_offset']):+d}", p_share=f"{p['positional_share']:.0%}",
+                     r_layer=int(r["layer"]), r_head=int(r["head"]), r_share=f"{r['rare_share']:.0%}"))

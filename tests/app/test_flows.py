@@ -102,3 +102,18 @@ def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_ro
 def _loaded(path):
     loaded = load_checkpoint(path)
     return loaded.model, loaded.source_tokenizer, loaded.target_tokenizer
+
+
+def test_measured_roles_and_importance_on_the_head_statistics_view(monkeypatch):
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    st.cache_data.clear()
+    at = run_app(ckpt="en-de")
+    for lang in ("en", "zh"):
+        at.session_state["lang"] = lang
+        at = open_tab(at, "tab_heads")
+        assert not at.exception
+        importance = heat(figures(at)["importance-grid"])
+        assert importance.shape == (6, 8)
+        np.testing.assert_allclose(np.linalg.norm(importance, axis=1), 1.0, atol=1e-3)
+        caption = next(c.value for c in at.caption if c.value.startswith(("Thresholds", "阈值")))
+        assert "90%" in caption or "90 %" in caption
