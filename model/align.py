@@ -9,7 +9,8 @@ parked there is left out, as every alignment-extraction paper does). AER (Och & 
 Which row of the cross-attention belongs to target word w (Chen et al., 2020, "Accurate word alignment
 induction from neural machine translation"): ``attention`` reads the row that *predicts* w (decoder position t
 writes piece t); ``shifted`` the row whose *input* is w (position t + 1), where the model has already seen w.
-``norm`` and ``norm-shifted`` use the same rows of ‖α f(x)‖ (Kobayashi et al., 2020) instead of α. The
+``norm`` and ``norm-shifted`` use the same rows of ‖α f(x)‖ (Kobayashi et al., 2020) instead of α;
+``value-zeroing`` the predicting rows of Mohebbi et al.'s (2023) value-zeroing scores. The
 whole-model methods of model.attribute (rollout, gradient × input) can be scored the same way, on the
 predicting row.
 
@@ -33,7 +34,7 @@ from .tokenizer import EOS_ID, Tokenizer
 GOLD_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "alignments"
 # Per-head methods: (which attention account, which row of a target word).
 HEAD_ALIGNERS = {"attention": ("attention", 0), "shifted": ("attention", 1),
-                 "norm": ("norm", 0), "norm-shifted": ("norm", 1)}
+                 "norm": ("norm", 0), "norm-shifted": ("norm", 1), "value-zeroing": ("value-zeroing", 0)}
 WHOLE_MODEL_ALIGNERS = ("rollout", "gradient-x-input")
 LINK = re.compile(r"^(\d+)([-?])(\d+)$")
 
@@ -191,6 +192,7 @@ def score_heads(model, source_tokenizer, target_tokenizer, target_language: str,
     for pp in prepared:
         fp = forced_pass(model, pp.source_ids, pp.target_ids)
         maps = {name: HEAD_METHODS[name].head_maps(model, fp) for name in ("attention", "norm")}
+        maps["value-zeroing"] = HEAD_METHODS["value-zeroing"].head_maps(model, fp, ("cross",))
         for method, (account, shift) in HEAD_ALIGNERS.items():
             hm = maps[account]
             n_layers, n_heads = hm.maps["cross"].shape[:2]

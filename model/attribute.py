@@ -7,6 +7,8 @@ method behind one interface (as inseq does), each tested on a property it must h
 - ``RawAttention``: α itself, per layer and head (what the maps show).
 - ``NormWeighted`` (Kobayashi et al., 2020): ‖α_ij · f(x_j)‖, with f(x_j) = (x_j W_V + b_V) W_O the vector
   key j actually adds through that head. A key with a large weight but a tiny value vector moves nothing.
+- ``ValueZeroing`` (Mohebbi et al., 2023): how far each query's layer output moves when key j's value vector
+  is zeroed (in one head, or in all), counting the residual connection and the feed-forward layer.
 - ``Rollout`` (Abnar & Zuidema, 2020): attention multiplied through the layers, each layer's mean over heads
   mixed half-and-half with the identity for the residual connection, so a row says how much of a position's
   stream came from each *input* piece rather than from the previous layer. Extended here to the decoder: the
@@ -121,6 +123,113 @@ class NormWeighted:
             summed = np.einsum("lhqk,lhke->lqke", w, f)  # (L, Q, K, d_model): what the layer's heads add from key k
             layer_maps[kind] = np.linalg.norm(summed, axis=-1).astype(np.float32)
         return HeadMaps(self.name, maps, layer_maps)
+
+
+class ValueZeroing:
+    """Value zeroing (Mohebbi et al., 2023): set key j's value vector to zero in one attention layer (in one head,
+    or in all heads for the layer's map), run the rest of that layer (residual, the later sub-layers, FFN) and
+    measure how far each query's output moves: the cosine distance to the unchanged output, each row then
+    scaled to sum to 1. Unlike the weights it counts what the value, the residual and the FFN make of the mix."""
+
+    name = "value-zeroing"
+
+    @torch.inference_mode()
+    def head_maps(self, model: Transformer, p: ForcedPass, kinds: tuple[str, ...] = KINDS,
+                  per_head: bool = True) -> HeadMaps:
+        """per_head=False: only the layers' maps (every key zeroed in all heads); the head maps are then zeros."""
+        passes = self._passes(model, p)
+        maps, layer_maps = {}, {}
+        for kind in kinds:
+            n_layers = model.cfg.n_layers(kind)
+            results = [self._layer(model, passes, kind, i, per_head) for i in range(n_layers)]
+            maps[kind] = np.stack([r[0] for r in results])
+            layer_maps[kind] = np.stack([r[1] for r in results])
+        return HeadMaps(self.name, maps, layer_maps)
+
+    @torch.inference_mode()
+    def layer(self, model: Transformer, p: ForcedPass, kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """One layer (0-based) of one kind: (per head (heads, queries, keys), all heads (queries, keys))."""
+        return self._layer(model, self._passes(model, p), kind, index)
+
+    @staticmethod
+    def _passes(model, p):
+        src = torch.tensor([p.source_ids])
+        tgt_in = torch.tensor([[BOS_ID] + list(p.target_ids[:-1])])
+        encoded = model.encode(src, trace=True)
+        return encoded, model.decode(tgt_in, encoded, trace=True), tgt_in.size(1)
+
+    def _layer(self, model, passes, kind, index, per_head: bool = True):
+        encoded, decoded, n_target = passes
+        layers = model.encoder_layers if kind == "encoder_self" else model.decoder_layers
+        traces = encoded.trace if kind == "encoder_self" else decoded.trace
+        layer = layers[index]
+        run = self._layer_runner(model, kind, layer, traces[index], encoded, n_target)
+        n_heads, n_keys = layer.self_attention.n_heads, run.n_keys
+        base = run(None)  # (1, queries, d_model)
+        # every (head, key) zeroed once, then every key in all heads at once: one batch
+        first = n_heads * n_keys if per_head else 0
+        masks = torch.ones(first + n_keys, n_heads, n_keys)
+        if per_head:
+            for h in range(n_heads):
+                for j in range(n_keys):
+                    masks[h * n_keys + j, h, j] = 0
+        for j in range(n_keys):
+            masks[first + j, :, j] = 0
+        out = run(masks)  # (batch, queries, d_model)
+        distance = 1 - torch.nn.functional.cosine_similarity(out, base.expand_as(out), dim=-1)  # (batch, queries)
+        # below 1e-6 is float32 rounding (a batched matmul sums in another order), not a change
+        distance = torch.where(distance > 1e-6, distance, 0.0).T  # (queries, batch)
+        whole = _row_shares(distance[:, first:].numpy())
+        if not per_head:
+            return np.zeros((n_heads,) + whole.shape, dtype=np.float32), whole
+        heads = distance[:, :first].reshape(-1, n_heads, n_keys).permute(1, 0, 2)
+        return _row_shares(heads.numpy()), whole
+
+    @staticmethod
+    def _layer_runner(model, kind, layer, trace, encoded, n_target):
+        """A function of value masks (batch, heads, keys) -> the layer's output (batch, queries, d_model) with
+        those values scaled (None: unchanged), everything else as in the pass."""
+        from .transformer import feed_forward_sublayer, subsequent_mask
+
+        if kind == "encoder_self":
+            x = trace["self_attention"].stream
+            h = layer.sublayer_attention.input(x)
+            attn, mask, keys_from = layer.self_attention, encoded.src_mask, h
+        elif kind == "decoder_self":
+            x = trace["self_attention"].stream
+            h = layer.sublayer_self.input(x)
+            attn, mask, keys_from = layer.self_attention, subsequent_mask(n_target), h
+        else:
+            x = trace["cross_attention"].stream
+            h = layer.sublayer_cross.input(x)
+            attn, mask, keys_from = layer.cross_attention, encoded.src_mask, encoded.memory
+        k = attn.split_heads(attn.w_k(keys_from))
+        v = attn.split_heads(attn.w_v(keys_from))  # (1, heads, keys, d_k)
+
+        def run(value_masks):
+            b = 1 if value_masks is None else value_masks.size(0)
+            vv = v if value_masks is None else v * value_masks[..., None]
+            out = attn(h.expand(b, -1, -1), None, mask, fixed_kv=(k.expand(b, -1, -1, -1), vv.expand(b, -1, -1, -1))).output
+            if kind == "encoder_self":
+                y = layer.sublayer_attention(x.expand(b, -1, -1), out)
+                return feed_forward_sublayer(layer.sublayer_ffn, layer.feed_forward, y)[0]
+            if kind == "decoder_self":
+                y = layer.sublayer_self(x.expand(b, -1, -1), out)
+                hc = layer.sublayer_cross.input(y)
+                y = layer.sublayer_cross(y, layer.cross_attention(hc, encoded.memory.expand(b, -1, -1),
+                                                                  encoded.src_mask).output)
+            else:
+                y = layer.sublayer_cross(x.expand(b, -1, -1), out)
+            return feed_forward_sublayer(layer.sublayer_ffn, layer.feed_forward, y)[0]
+
+        run.n_keys = k.size(2)
+        return run
+
+
+def _row_shares(x: np.ndarray, floor: float = 1e-6) -> np.ndarray:
+    """Each row as shares of its total; a row whose total is below floor (nothing moved but rounding) is zero."""
+    total = x.sum(-1, keepdims=True)
+    return np.where(total > floor, x / np.maximum(total, floor), 0.0).astype(np.float32)
 
 
 def residual_rollout(layer_means: np.ndarray) -> np.ndarray:
@@ -302,7 +411,7 @@ def _mask_future_rows(prefix: np.ndarray, steps: list[int]) -> np.ndarray:
     return out
 
 
-HEAD_METHODS = {m.name: m for m in (RawAttention(), NormWeighted())}
+HEAD_METHODS = {m.name: m for m in (RawAttention(), NormWeighted(), ValueZeroing())}
 SIGNED_METHODS = ("gradient-x-input", "integrated-gradients")  # scores of either sign, not shares
 STEP_METHODS = {m.name: m for m in (Rollout(), GradientTimesInput(), IntegratedGradients())}
 METHODS = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
@@ -329,6 +438,9 @@ def view_map(model: Transformer, forced: ForcedPass, method: str, kind: str, lay
     Rollout: through the layers up to this one (heads averaged). Gradients: the whole model (layer and head do
     not apply). computed: a per-method result to reuse (head maps, or a StepAttribution)."""
     li = layer - 1
+    if method == "value-zeroing" and computed is None:  # one layer only: a batch per layer, not eighteen
+        per_head, whole = ValueZeroing().layer(model, forced, kind, li)
+        return whole if head == "mean" else per_head[int(head) - 1]
     if method in HEAD_METHODS:
         maps = computed or HEAD_METHODS[method].head_maps(model, forced)
         m = maps.layer_maps[kind][li] if head == "mean" else maps.maps[kind][li, int(head) - 1]

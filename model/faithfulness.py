@@ -73,9 +73,10 @@ def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple
     drops = occlusion_drops(model, source_ids, target_ids, words)
     fp = forced_pass(model, source_ids, target_ids)
     out = {}
-    for name in ("attention", "norm"):
+    for name in ("attention", "norm", "value-zeroing"):
         if name in methods:
-            maps = HEAD_METHODS[name].head_maps(model, fp)
+            maps = (HEAD_METHODS[name].head_maps(model, fp, ("cross",), per_head=False) if name == "value-zeroing"
+                    else HEAD_METHODS[name].head_maps(model, fp))
             for layer, m in enumerate(maps.layer_maps["cross"], start=1):
                 out[(name, layer)] = m.astype(np.float64) @ to_words
     for name in methods:

@@ -16,7 +16,8 @@ from ui.models import get_comparison
 from viz.explanation import faithfulness_bars, method_comparison
 from viz.text import t
 
-ORDER = ("attention", "norm", "rollout", "gradient-x-input", "integrated-gradients")
+LAYER_METHODS = ("attention", "norm", "value-zeroing")  # read at the chosen layer, all heads together
+ORDER = ("attention", "norm", "value-zeroing", "rollout", "gradient-x-input", "integrated-gradients")
 
 
 def method_label(method: str, layer: int, lang: str) -> str:
@@ -35,14 +36,14 @@ def show_explanation(ctx: Context) -> None:
         comparison = get_comparison(ctx.checkpoint, tr, layer, step if with_ig else None)
     methods = [m for m in ORDER if m in comparison.scores]
     rows = [comparison.drops[step]] + [comparison.scores[m][step] for m in methods]
-    names = [t("explain_occlusion", lang)] + [method_label(m, layer if m in ("attention", "norm") else 0, lang)
+    names = [t("explain_occlusion", lang)] + [method_label(m, layer if m in LAYER_METHODS else 0, lang)
                                               for m in methods]
     chart(method_comparison(np.array(rows), names, comparison.words,
                             t("explain_title", lang, piece=labels[step]), t("explain_scaled", lang),
                             t("explain_raw", lang)), key="explain-methods")
     st.caption(t("explain_how_to_read", lang))
     agreement = comparison.correlations(step)
-    frame = pd.DataFrame({t("aer_col_method", lang): [method_label(m, layer if m in ("attention", "norm") else 0, lang)
+    frame = pd.DataFrame({t("aer_col_method", lang): [method_label(m, layer if m in LAYER_METHODS else 0, lang)
                                                       for m in methods],
                           t("explain_rho", lang): [round(agreement.get(m, np.nan), 2) for m in methods]})
     st.dataframe(frame, hide_index=True, width="stretch", key="explain-agreement")

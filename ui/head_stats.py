@@ -97,7 +97,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
         st.dataframe(readable(ranking.head(20), lang), hide_index=True, width="stretch")
 
 
-ALIGNERS = ("attention", "shifted", "norm", "norm-shifted")
+ALIGNERS = ("attention", "shifted", "norm", "norm-shifted", "value-zeroing")
 
 
 def show_alignment_grid(checkpoint: str, lang: str) -> None:

@@ -121,7 +121,7 @@ def get_flow(checkpoint: str, tr: decode.Translation, method: str):
         forced = attribute.from_translation(tr) if tr.qkv else attribute.forced_pass(model, tr.source_ids, tr.target_ids)
         if method in attribute.HEAD_METHODS:
             return forced, attribute.HEAD_METHODS[method].head_maps(model, forced)
-        if method == "rollout":
+        if method in ("rollout", "value-zeroing"):  # computed per view by view_map (value zeroing: one layer)
             return forced, None
         return forced, attribute.STEP_METHODS[method].steps(model, forced)
 

@@ -498,6 +498,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "roles_evidence": "evidence",
         "roles_none": "No head meets any role's threshold.",
         "roles_thresholds": "Thresholds: positional when the head's largest weight is at one fixed offset from the query in at least {share} of queries (here the most positional head, {p_kind} layer {p_layer}, head {p_head}, reaches {p_share} at offset {p_offset}; many largest weights fall on </s> or <s> instead); rare word for the encoder head whose largest weight falls most often on the sentence's rarest piece, if at least {rare} of queries do (best: layer {r_layer}, head {r_head}, {r_share}); alignment for the {n} cross-attention heads of lowest AER, if at most {aer}.",
+        "flow_value-zeroing": "value zeroing",
+        "flow_unit_value-zeroing": "share of the change",
+        "flow_explain_value-zeroing": "Value zeroing (Mohebbi et al., 2023): each key's value vector is set to zero in this head (or, with “mean over heads”, in every head of the layer), the rest of the layer runs as before (residual connection, the later sub-layers, the feed-forward layer), and each cell is how far the query's output then moves (cosine distance), as a share of its row. Unlike the weights it counts what the value, the residual and the FFN make of the mix; it says nothing about the layers after this one.",
+        "aer_value-zeroing": "value zeroing, row that predicts the word",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -958,6 +962,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "roles_evidence": "依据",
         "roles_none": "没有哪个头达到任何角色的阈值。",
         "roles_thresholds": "阈值：若一个头的最大权重在至少 {share} 的查询中落在相对查询的同一固定偏移上，则为位置头（这里最接近的是{p_kind}第 {p_layer} 层第 {p_head} 个头，在偏移 {p_offset} 上达到 {p_share}；许多最大权重落在 </s> 或 <s> 上）；最大权重最常落在句中最罕见子词上的编码器头为罕见词头，前提是至少 {rare} 的查询如此（最高：第 {r_layer} 层第 {r_head} 个头，{r_share}）；AER 最低且不超过 {aer} 的 {n} 个交叉注意力头为对齐头。",
+        "flow_value-zeroing": "值向量置零",
+        "flow_unit_value-zeroing": "变化占比",
+        "flow_explain_value-zeroing": "值向量置零（Mohebbi 等，2023）：把每个键的值向量在这个头中（选“所有头的平均”时，在该层所有头中）置为零，该层其余部分照常运行（残差连接、后面的子层、前馈层），每个格子表示查询的输出因此移动了多远（余弦距离），表示为该行总和中的占比。与权重不同，它计入了值向量、残差和前馈层对混合结果的处理；它不能说明这一层之后的层。",
+        "aer_value-zeroing": "值向量置零，预测该词的那一行",
     },
 }
 

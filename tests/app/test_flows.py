@@ -22,7 +22,7 @@ def expected_map(tiny_checkpoint, sentence, method, kind, layer=1, head="1"):
 def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint_root, tiny_checkpoint):
     at = open_tab(run_app(s="I like tea."), "tab_cross")
     raw = figures(at)["heatmap-cross"]
-    for method in ("norm", "rollout", "gradient-x-input"):
+    for method in ("norm", "value-zeroing", "rollout", "gradient-x-input"):
         at.selectbox(key="flow_method").select(method).run()
         assert not at.exception, method
         fig = figures(at)["heatmap-cross"]
@@ -30,7 +30,8 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
         assert fig["layout"]["xaxis"]["ticktext"] == raw["layout"]["xaxis"]["ticktext"]
         np.testing.assert_allclose(heat(fig), expected_map(tiny_checkpoint, "I like tea.", method, "cross"),
                                    rtol=1e-3, atol=1e-5)
-        assert any(c.value.startswith(("Each cell is", "Attention rollout", "Gradient × input")) for c in at.caption)
+        assert any(c.value.startswith(("Each cell is", "Value zeroing", "Attention rollout", "Gradient × input"))
+                   for c in at.caption)
     assert fig["data"][0]["zmin"] == -fig["data"][0]["zmax"]  # signed scores: a scale centred on 0
     assert at.query_params["flow"] in ("gradient-x-input", ["gradient-x-input"])
     # Norm shares of a row sum to 1, like the weights.
@@ -88,13 +89,13 @@ def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_ro
     at = open_lesson(run_app(s="Tom drinks tea."), "lesson_explanation")
     fig = figures(at)["explain-methods"]
     names = fig["layout"]["yaxis"]["ticktext"]
-    assert names[0].startswith("occlusion") and len(names) == 5  # occlusion + raw, norm, rollout, gradient x input
+    assert names[0].startswith("occlusion") and len(names) == 6  # + raw, norm, value zeroing, rollout, grad x input
     z = heat(fig)
-    assert np.nanmax(np.abs(z), axis=1).round(6).tolist() == [1.0] * 5  # each row scaled to its strongest word
+    assert np.nanmax(np.abs(z), axis=1).round(6).tolist() == [1.0] * 6  # each row scaled to its strongest word
     assert "explain-corpus" in figures(at)
     at.checkbox(key="explain_ig").check().run()
     assert not at.exception
-    assert len(figures(at)["explain-methods"]["layout"]["yaxis"]["ticktext"]) == 6
+    assert len(figures(at)["explain-methods"]["layout"]["yaxis"]["ticktext"]) == 7
     at = open_lesson(run_app(s="Tom drinks tea.", lang="zh"), "lesson_explanation")
     assert figures(at)["explain-methods"]["layout"]["yaxis"]["ticktext"][0].startswith("遮挡")
 

@@ -95,7 +95,7 @@ def test_every_method_layer_and_head_is_scored_on_a_tiny_model(tiny_checkpoint, 
     cfg = loaded.model.cfg
     per_head = [r for r in results.rows if r["method"] == "attention"]
     assert len(per_head) == cfg.n_decoder_layers * (cfg.n_heads + 1)
-    assert {r["method"] for r in results.rows} == {"attention", "shifted", "norm", "norm-shifted", "rollout",
+    assert {r["method"] for r in results.rows} == {"attention", "shifted", "norm", "norm-shifted", "value-zeroing", "rollout",
                                                    "gradient-x-input"}
     assert all(0.0 <= r["aer"] <= 1.0 for r in results.rows)
     grid = results.grid("norm", cfg.n_decoder_layers, cfg.n_heads)

@@ -92,3 +92,20 @@ def test_command_line_writes_each_step_with_its_completeness_error(tiny_checkpoi
     for t, step in enumerate(data["steps"]):
         assert len(step["source"]) == len(data["source_pieces"]) and len(step["target_prefix"]) == t + 1
         assert 0 <= step["completeness_error"] <= 0.01
+
+
+def test_value_zeroing_gives_nothing_to_a_silent_head_or_a_future_key(tiny_model, tiny_pass):
+    from model.attribute import ValueZeroing
+
+    d_k = tiny_model.decoder_layers[0].cross_attention.d_k
+    with torch.no_grad():
+        tiny_model.decoder_layers[0].cross_attention.w_o.weight[:, d_k:2 * d_k] = 0  # head 2 writes nothing
+    maps = ValueZeroing().head_maps(tiny_model, tiny_pass)
+    assert np.abs(maps.maps["cross"][0, 1]).max() < 1e-6
+    assert np.abs(maps.maps["cross"][0, 0]).max() > 0
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        np.testing.assert_allclose(maps.layer_maps[kind].sum(-1), 1.0, atol=1e-4)
+    future = np.triu(np.ones(maps.layer_maps["decoder_self"].shape[-2:], dtype=bool), 1)
+    assert np.abs(maps.layer_maps["decoder_self"][:, future]).max() < 1e-6
+    one = ValueZeroing().layer(tiny_model, tiny_pass, "cross", 1)
+    np.testing.assert_allclose(one[1], maps.layer_maps["cross"][1], atol=1e-6)
