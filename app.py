@@ -328,7 +328,7 @@ def explorer_views(ctx: Context) -> dict:
         "tab_softmax": lambda: show_scaling(tr, *view),
         "tab_steps": lambda: show_steps(tr, *view),
         "tab_heads": lambda: show_head_statistics(tr, ctx.checkpoint, lang),
-        "tab_search": lambda: show_head_search(tr, lang, ctx.word_level, ctx.languages),
+        "tab_search": lambda: show_head_search(tr, lang, ctx.word_level, ctx.languages, ctx.checkpoint),
         "tab_compare": lambda: show_compare(tr, ctx.checkpoint, ctx.beam, *view, ctx.word_level, ctx.languages),
         "tab_ablation": lambda: show_ablation(ctx.model_output, ctx.checkpoint, ctx.beam, *view, ctx.word_level,
                                               ctx.languages),

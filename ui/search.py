@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from model import decode, head_search
+from model import align, decode, head_search
 from ui import widgets
 from ui.common import ARROW, KIND_TAB, axis_names, chart, every_head, kind_selector, open_head
 from ui.compare import STOP_WORDS
+from ui.models import get_alignment
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
 from viz.text import t
@@ -36,7 +37,13 @@ def default_pair(kind: str, queries: list[str], keys: list[str]) -> tuple[int, i
     return query, content_k[0]
 
 
-def show_head_search(tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str]) -> None:
+def by_alignment(ranked: list[head_search.HeadScore], aer: np.ndarray) -> list[head_search.HeadScore]:
+    """The same heads, lowest gold-set AER first (a corpus property: the pair does not change the order)."""
+    return sorted(ranked, key=lambda h: (aer[h.layer - 1, h.head - 1], h.layer, h.head))
+
+
+def show_head_search(tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str],
+                     checkpoint: str | None = None) -> None:
     st.caption(t("explain_search", lang))
     kind = kind_selector(lang, "search_kind")
     maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
@@ -55,9 +62,14 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
     visible = head_search.visible_keys(masked, query, len(keys))
     key = widgets.selectbox(middle, key_axis, visible, key="search_key", format_func=lambda i: f"{i}: {keys[i]}",
                             default=start_key if start_key in visible else visible[-1])
-    by = widgets.radio(right, t("search_by", lang), list(head_search.SCORES), key="search_by",
+    table = get_alignment(checkpoint) if checkpoint and kind == "cross" else None
+    aer = align.aer_grid(table["results"], "attention", *maps.shape[:2]) if table else None
+    scores_offered = list(head_search.SCORES) + (["aer"] if aer is not None and np.isfinite(aer).all() else [])
+    by = widgets.radio(right, t("search_by", lang), scores_offered, key="search_by",
                        format_func=lambda b: t(f"search_{b}", lang))
-    ranked = head_search.rank_heads(maps, query, key, masked, by)
+    ranked = head_search.rank_heads(maps, query, key, masked, "weight" if by == "aer" else by)
+    if by == "aer":
+        ranked = by_alignment(ranked, aer)
     best = ranked[:SEARCH_TOP]
     pair = t("search_pair", lang, from_piece=queries[query], to_piece=keys[key])
     title = t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang))
@@ -65,7 +77,8 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
     for row in range(0, len(best), 4):
         shown = best[row:row + 4]
         heads = np.array([[(h.layer, h.head) for h in shown]])
-        notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" for h in shown]]
+        notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" if by == "lift"
+                  else f"AER {aer[h.layer - 1, h.head - 1]:.2f}" for h in shown]]
         chart(attention_viz.attention_grid(
             maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=title if row == 0 else "", masked=masked,
             heads=heads, notes=notes, mark=(query, key), layer_label=t("layer", lang), head_label=t("head", lang),
@@ -73,8 +86,12 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
         for column, (i, h) in zip(st.columns(4), enumerate(shown, start=row)):
             column.button(t("search_open", lang, layer=h.layer, head=h.head), key=f"search-open-{i}",
                           on_click=open_head, args=(h.layer, h.head, KIND_TAB[kind]), width="stretch")
-    scores = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))])
-    chart(statistic_grid(scores.reshape(maps.shape[:2]), t("search_grid_title", lang, score=t(f"search_{by}", lang),
+    if by == "aer":
+        grid_values = aer
+    else:
+        grid_values = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))]
+                               ).reshape(maps.shape[:2])
+    chart(statistic_grid(grid_values, t("search_grid_title", lang, score=t(f"search_{by}", lang),
                                                              pair=pair),
                          layer_label=t("layer", lang), head_label=t("head", lang)), key="search-grid")
-    st.caption(t("search_lift_note", lang))
+    st.caption(t("search_aer_note" if by == "aer" else "search_lift_note", lang))

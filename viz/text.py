@@ -502,6 +502,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "flow_unit_value-zeroing": "share of the change",
         "flow_explain_value-zeroing": "Value zeroing (Mohebbi et al., 2023): each key's value vector is set to zero in this head (or, with “mean over heads”, in every head of the layer), the rest of the layer runs as before (residual connection, the later sub-layers, the feed-forward layer), and each cell is how far the query's output then moves (cosine distance), as a share of its row. Unlike the weights it counts what the value, the residual and the FFN make of the mix; it says nothing about the layers after this one.",
         "aer_value-zeroing": "value zeroing, row that predicts the word",
+        "search_aer": "gold AER",
+        "search_aer_note": "Ranked by each head's alignment error rate on the hand-aligned gold set (lower is better), a property of the head over many sentences: the pair chosen above does not change the order, and the thumbnails show those heads on this sentence.",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -966,6 +968,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "flow_unit_value-zeroing": "变化占比",
         "flow_explain_value-zeroing": "值向量置零（Mohebbi 等，2023）：把每个键的值向量在这个头中（选“所有头的平均”时，在该层所有头中）置为零，该层其余部分照常运行（残差连接、后面的子层、前馈层），每个格子表示查询的输出因此移动了多远（余弦距离），表示为该行总和中的占比。与权重不同，它计入了值向量、残差和前馈层对混合结果的处理；它不能说明这一层之后的层。",
         "aer_value-zeroing": "值向量置零，预测该词的那一行",
+        "search_aer": "金标准 AER",
+        "search_aer_note": "按每个头在人工对齐金标准集上的对齐错误率排序（越低越好），这是该头在许多句子上的性质：上面选的词对不会改变顺序，缩略图显示的是这些头在本句上的注意力。",
     },
 }
 

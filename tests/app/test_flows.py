@@ -9,6 +9,8 @@ import streamlit as st
 from model import attribute, decode
 from model.checkpoint import load_checkpoint
 
+from ..conftest import ROOT
+
 from .test_app import figures, heat, open_tab, run_app
 
 
@@ -118,3 +120,19 @@ def test_measured_roles_and_importance_on_the_head_statistics_view(monkeypatch):
         np.testing.assert_allclose(np.linalg.norm(importance, axis=1), 1.0, atol=1e-3)
         caption = next(c.value for c in at.caption if c.value.startswith(("Thresholds", "阈值")))
         assert "90%" in caption or "90 %" in caption
+
+
+def test_head_search_ranks_cross_attention_heads_by_gold_aer(monkeypatch):
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    st.cache_data.clear()
+    at = open_tab(run_app(ckpt="en-de"), "tab_search")
+    at.radio(key="search_kind").set_value("cross").run()
+    at.radio(key="search_by").set_value("aer").run()
+    assert not at.exception
+    import json
+    rows = json.loads((ROOT / "checkpoints" / "en-de" / "alignment.json").read_text())["results"]
+    best = min((r for r in rows if r["method"] == "attention" and isinstance(r["head"], int)), key=lambda r: r["aer"])
+    assert any(b.label.endswith(f"layer {best['layer']}, head {best['head']}") or
+               f"{best['layer']}" in b.label and f"{best['head']}" in b.label for b in at.button
+               if b.key == "search-open-0")
+    np.testing.assert_allclose(heat(figures(at)["search-grid"]).min(), best["aer"])
