@@ -429,7 +429,7 @@ def main() -> None:
         st.warning(t("reference_unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_reference)))))
     if not tr.finished:
         st.info(t("unfinished", lang))
-    show_translation(tr, model_output, lang)
+    show_translation(tr, model_output, lang, checkpoint)
     show_trail(tr, original[0], lang)
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):

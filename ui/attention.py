@@ -11,13 +11,15 @@ from ui import widgets
 from ui.common import KIND_TAB, attention_heatmap, axis_names, chart, head_name, layer_of_kind
 from ui.models import get_alignment, get_flow, get_model
 from viz import attention as attention_viz
-from viz.tables import attention_csv, token_table
+from viz.tables import attention_csv, probability_text, token_table
 from viz.text import markdown_literal, t
 
 
-def show_translation(tr: decode.Translation, model_output: decode.Translation, lang: str) -> None:
+def show_translation(tr: decode.Translation, model_output: decode.Translation, lang: str,
+                     checkpoint: str | None = None) -> None:
     """The translation in one line, so the attention map fits on the first screen of a projector; the pieces
-    and the per-piece probabilities one click away."""
+    and the per-piece probabilities one click away. Selecting a row of the per-piece table offers that step's
+    alternatives as what-if choices (the model writes the chosen piece there and decodes on)."""
     st.markdown(f"### {markdown_literal(tr.target_text)}")
     if tr.teacher_forced:
         st.caption(f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
@@ -31,8 +33,24 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
         right.code(" ".join(tr.target_pieces), language=None)
         labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
         st.caption(t("token_table_help", lang))
-        st.dataframe(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels), hide_index=True,
-                     width="stretch")
+        event = st.dataframe(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels),
+                             hide_index=True, width="stretch", key="piece_table",
+                             on_select="rerun" if checkpoint and not tr.teacher_forced else "ignore",
+                             selection_mode="single-row")
+        rows = event.selection.rows if checkpoint and not tr.teacher_forced and event else []
+        if rows and rows[0] < len(tr.target_pieces):
+            show_piece_alternatives(tr, rows[0], checkpoint, lang)
+
+
+def show_piece_alternatives(tr: decode.Translation, step: int, checkpoint: str, lang: str) -> None:
+    """One button per alternative of this step: write it here instead and decode on (what-if decoding)."""
+    from ui.decoding import choose_piece  # the what-if trail lives with the decoding view
+
+    st.caption(t("whatif_from_table", lang, step=step, piece=markdown_literal(tr.target_pieces[step])))
+    others = [(piece, p) for piece, p in tr.alternatives[step] if piece != tr.target_pieces[step]]
+    for column, (i, (piece, p)) in zip(st.columns(max(len(others), 1)), enumerate(others)):
+        column.button(f"{piece} ({probability_text(p)})", key=f"table-whatif-{i}", on_click=choose_piece,
+                      args=(checkpoint, step, piece), width="stretch")
 
 
 def flow_selector(container, lang: str, **kwargs) -> str:

@@ -136,3 +136,21 @@ def test_head_search_ranks_cross_attention_heads_by_gold_aer(monkeypatch):
                f"{best['layer']}" in b.label and f"{best['head']}" in b.label for b in at.button
                if b.key == "search-open-0")
     np.testing.assert_allclose(heat(figures(at)["search-grid"]).min(), best["aer"])
+
+
+def test_a_row_of_the_per_piece_table_offers_its_alternatives_as_what_if_choices(checkpoint_root, tiny_checkpoint):
+    loaded = load_checkpoint(tiny_checkpoint)
+    original = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
+    at = run_app(s="I like tea.")
+    at.session_state["piece_table"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    buttons = [b for b in at.button if b.key and b.key.startswith("table-whatif-")]
+    others = [p for p, _ in original.alternatives[1] if p != original.target_pieces[1]]
+    assert [b.label.split(" (")[0] for b in buttons] == others
+    buttons[0].click().run()
+    piece_id = loaded.target_tokenizer.processor.PieceToId(others[0])
+    assert at.session_state["trail"] == [[1, piece_id]]
+    expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
+                                forced={1: piece_id})
+    assert expected.target_text in next(m.value for m in at.markdown if m.value.startswith("### "))
