@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from model import attribute
-from model.checkpoint import CheckpointError, list_checkpoints, read_metadata
+from model.checkpoint import CheckpointError, incomplete_checkpoints, list_checkpoints, read_metadata
 from model.confidence import mean_log_prob
 from model.transformer import ATTENTION_KINDS as KINDS
 from model.transformer import count_parameters
@@ -338,6 +338,24 @@ def explorer_views(ctx: Context) -> dict:
     }
 
 
+def open_first_loadable(checkpoints: list[str]):
+    """The chosen checkpoint, or, when it does not load, the first other one that does (the choice moves there).
+    -> (the loaded model or None, [(name, what is wrong)] for each that failed)."""
+    chosen = st.session_state.checkpoint
+    broken = []
+    for name in [chosen] + [c for c in checkpoints if c != chosen]:
+        try:
+            loaded = get_model(str(CHECKPOINT_ROOT / name))
+        except CheckpointError as e:
+            broken.append((name, str(e)))
+            continue
+        if name != chosen:
+            st.session_state.checkpoint = name
+            switch_checkpoint()
+        return loaded, broken
+    return None, broken
+
+
 def about_model(checkpoint: str, loaded, lang: str) -> str:
     """What the model was trained on, its measured greedy scores (eval.json) and what it gets wrong."""
     scores = [t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r["greedy"]["bleu"],
@@ -369,18 +387,22 @@ def main() -> None:
         st.stop()
     init_state(checkpoints)
     widgets.keep(VIEW_WIDGETS)
+    loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
     sidebar({name: read_metadata(CHECKPOINT_ROOT / name) for name in checkpoints})
     lang = st.session_state.lang
 
     page_style(st.session_state.present)
     if not st.session_state.present:  # a projector's first screen is for the map
         st.markdown(f"#### {t('title', lang)}")
-    checkpoint = str(CHECKPOINT_ROOT / st.session_state.checkpoint)
-    try:
-        loaded = get_model(checkpoint)
-    except CheckpointError as e:
-        st.error(t("checkpoint_error", lang, error=markdown_literal(str(e))))
+    incomplete = incomplete_checkpoints(CHECKPOINT_ROOT)
+    if incomplete:
+        st.sidebar.caption(t("checkpoints_incomplete", lang, folders="; ".join(
+            f"{markdown_literal(name)} ({', '.join(missing)})" for name, missing in incomplete.items())))
+    for name, error in broken:
+        st.warning(t("checkpoint_broken", lang, name=markdown_literal(name), error=markdown_literal(error)))
+    if loaded is None:
         st.stop()
+    checkpoint = str(CHECKPOINT_ROOT / st.session_state.checkpoint)
     cfg = loaded.model.cfg
     with (st.sidebar if st.session_state.present else st).expander(t("about", lang)):
         st.caption(t("subtitle", lang))

@@ -181,9 +181,27 @@ def read_metadata(directory: Path | str) -> dict:
         return {}
 
 
+CHECKPOINT_FILES = (CONFIG, WEIGHTS, SOURCE_SPM, TARGET_SPM)
+
+
 def list_checkpoints(root: Path | str) -> list[Path]:
-    """Every folder under root that holds a config.json, sorted by name."""
+    """Every folder under root that holds all of a checkpoint's files (config, weights, both tokenizers), sorted
+    by name. (Whether they load is another matter: load_checkpoint says what is wrong with a file.)"""
     root = Path(root)
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if (p / CONFIG).is_file())
+    return sorted(p for p in root.iterdir() if p.is_dir() and all((p / f).is_file() for f in CHECKPOINT_FILES))
+
+
+def incomplete_checkpoints(root: Path | str) -> dict[str, list[str]]:
+    """Folders under root that hold some of a checkpoint's files but not all: folder name -> the files missing."""
+    root = Path(root)
+    if not root.is_dir():
+        return {}
+    out = {}
+    for p in sorted(root.iterdir()):
+        if p.is_dir():
+            missing = [f for f in CHECKPOINT_FILES if not (p / f).is_file()]
+            if missing and len(missing) < len(CHECKPOINT_FILES):
+                out[p.name] = missing
+    return out

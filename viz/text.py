@@ -505,6 +505,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "search_aer": "gold AER",
         "search_aer_note": "Ranked by each head's alignment error rate on the hand-aligned gold set (lower is better), a property of the head over many sentences: the pair chosen above does not change the order, and the thumbnails show those heads on this sentence.",
         "whatif_from_table": "What if step {step} had written another piece instead of {piece}? Click one: the model writes it there and decodes on (undo above the map).",
+        "checkpoints_incomplete": "Not offered (files missing): {folders}.",
+        "checkpoint_broken": "The checkpoint “{name}” cannot be loaded, so another one is shown: {error}",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -972,6 +974,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "search_aer": "金标准 AER",
         "search_aer_note": "按每个头在人工对齐金标准集上的对齐错误率排序（越低越好），这是该头在许多句子上的性质：上面选的词对不会改变顺序，缩略图显示的是这些头在本句上的注意力。",
         "whatif_from_table": "如果第 {step} 步写的不是 {piece} 而是别的子词会怎样？点一个：模型在这里写下它并继续解码（可在图上方撤销）。",
+        "checkpoints_incomplete": "未列出（缺少文件）：{folders}。",
+        "checkpoint_broken": "检查点“{name}”无法加载，因此显示另一个：{error}",
     },
 }
 

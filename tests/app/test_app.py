@@ -269,8 +269,24 @@ def test_a_broken_checkpoint_gets_a_message_not_a_traceback(checkpoint_root):
     (checkpoint_root / "tiny-a" / "model.safetensors").write_bytes(b"not a safetensors file")
     at = run_app()
     assert not at.exception
-    # The message is markdown with the path's punctuation escaped; it names the file at fault.
-    assert "model\\.safetensors is not a readable safetensors file" in at.error[0].value
+    # The message is markdown with the path's punctuation escaped; it names the file at fault, and the page
+    # opens the checkpoint that does load.
+    assert "model\\.safetensors is not a readable safetensors file" in at.warning[0].value
+    assert "“tiny\\-a”" in at.warning[0].value and at.selectbox(key="checkpoint").value == "tiny-b"
+    assert any("heatmap" in key for key in figures(at))
+    (checkpoint_root / "tiny-b" / "model.safetensors").write_bytes(b"broken too")
+    st.cache_resource.clear()
+    at = run_app()
+    assert not at.exception and len(at.warning) == 2 and not figures(at)  # nothing loads: both named, no map
+
+
+def test_a_folder_with_only_a_config_is_not_offered_but_named(checkpoint_root):
+    (checkpoint_root / "aaa-unfinished").mkdir()
+    (checkpoint_root / "aaa-unfinished" / "config.json").write_text("{}")
+    at = run_app()
+    assert not at.exception
+    assert "aaa-unfinished" not in at.selectbox(key="checkpoint").options
+    assert any("aaa\\-unfinished" in c.value and "model.safetensors" in c.value for c in at.sidebar.caption)
 
 
 def test_no_checkpoint_at_all_gets_a_message(tmp_path, monkeypatch):
