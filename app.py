@@ -55,7 +55,7 @@ TAB_KEYS = tuple(view for views in VIEW_GROUPS.values() for view in views)
 MAX_BEAM = 8
 URL_KEYS = {"s": "sentence", "s2": "second_sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head",
             "lang": "lang", "beam": "beam",
-            "present": "present"}
+            "present": "present", "words": "word_level"}
 
 
 # ---------------------------------------------------------------------------------------------- state & URL
@@ -85,12 +85,13 @@ def init_state(checkpoints: list[str]) -> None:
     if st.session_state.get("initialised"):
         return
     link = links.parse_link({k: st.query_params[k] for k in st.query_params}, checkpoints, list(LANGUAGES), MAX_BEAM,
-                            TAB_KEYS + LESSON_KEYS, attribute.METHODS)
+                            TAB_KEYS + LESSON_KEYS, attribute.METHODS,
+                            {k: len(st.query_params.get_all(k)) for k in st.query_params})
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
     st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0],
                             second_sentence=link.second_sentence or "", checkpoint=checkpoint, layer=1,
                             head="1", lang=link.lang or "en", beam=link.beam or 1, decoding="greedy", reference="",
-                            word_level=False, present=link.present, link_notices=link.notices,
+                            word_level=bool(link.word_level), present=link.present, link_notices=link.notices,
                             link_view=(link.layer, link.head), page="explore")
     if st.session_state.beam > 1:
         st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
@@ -469,8 +470,9 @@ def main() -> None:
             if tab.open:
                 with tab:
                     show_lesson(key, ctx, explorer)
-        return
-    explorer_tabs(explorer, lang)
+    else:
+        explorer_tabs(explorer, lang)
+    write_url()  # again: a view may have replaced a link's value that did not fit the sentence
 
 
 main()

@@ -115,6 +115,11 @@ def show_tracking(tr: decode.Translation, other: decode.Translation, kind: str, 
     signature = (tr.source_text, other.source_text, kind, word_level)
     if st.session_state.get("compare_signature") == "from a link":
         st.session_state.compare_signature = signature
+        chosen = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
+        limits = (len(queries_a), len(keys_a), len(keys_b))
+        if not all(type(c) is int and 0 <= c < n for c, n in zip(chosen, limits)):
+            st.warning(t("link_out_of_sentence", lang, parameter="cmp"))
+            st.session_state.compare_signature = None  # start on the sentences' own words
     if st.session_state.get("compare_signature") != signature:  # new sentences: start on their own words again
         for key in ("compare_query", "compare_x", "compare_y"):
             st.session_state.pop(key, None)

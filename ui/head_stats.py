@@ -118,9 +118,9 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
     st.caption(t("aer_explain", lang))
     best = pd.DataFrame([{t("aer_col_method", lang): t(f"aer_{r['method']}", lang) if r["method"] in ALIGNERS
                           else t(f"flow_{r['method']}", lang),
-                          t("layer", lang): "" if r["head"] == "model" else r["layer"],
+                          t("layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
                           t("head", lang): t("flow_whole_model", lang) if r["head"] == "model"
-                          else t("mean_heads", lang) if r["head"] == "mean" else r["head"],
+                          else t("mean_heads", lang) if r["head"] == "mean" else str(r["head"]),
                           "AER": r["aer"]} for r in align.best_rows(rows)])
     st.markdown(f"**{t('aer_best', lang)}**")
     st.dataframe(best, hide_index=True, width="stretch", key="aer-best")

@@ -42,6 +42,7 @@ class LinkState:
     view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
     trail: tuple[tuple[int, int], ...] | None = None  # what-if decoding: (step, piece id) the decoder must write
     qk: tuple[str, int] | None = None  # query-key space: attention kind and the query whose weights are drawn
+    word_level: bool | None = None  # word-level maps (words=1)
     flow: str | None = None  # what the attention maps show: raw weights or another account (model.attribute)
     notices: list[Notice] = field(default_factory=list)
 
@@ -63,9 +64,14 @@ def clamp(number: int, low: int, high: int) -> int:
 
 
 def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[str], max_beam: int,
-               views: tuple[str, ...] = (), flows: tuple[str, ...] = ()) -> LinkState:
-    """views: the names of the explorer's tabs and lessons a link may open; flows: the methods a map may show."""
+               views: tuple[str, ...] = (), flows: tuple[str, ...] = (),
+               repeated: dict[str, int] | None = None) -> LinkState:
+    """views: the names of the explorer's tabs and lessons a link may open; flows: the methods a map may show;
+    repeated: parameter -> how many times the link gives it (more than once: the last is used, with a notice)."""
     state = LinkState()
+    for name, count in (repeated or {}).items():
+        if count > 1:
+            state.notices.append(Notice(name, shorten(params.get(name, "")), "repeated", str(count)))
 
     def ignore(name: str) -> None:
         state.notices.append(Notice(name, shorten(params[name]), "ignored"))
@@ -122,11 +128,12 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
             state.trail = tuple(sorted({int(a): int(b) for a, b in pairs}.items()))
         else:
             ignore("force")
-    if "present" in params:
-        if params["present"] in ("0", "1"):
-            state.present = params["present"] == "1"
-        else:
-            ignore("present")
+    for name, attribute in (("present", "present"), ("words", "word_level")):
+        if name in params:
+            if params[name] in ("0", "1"):
+                setattr(state, attribute, params[name] == "1")
+            else:
+                ignore(name)
     if "beam" in params:
         beam = parse_number(params["beam"])
         if beam is None:

@@ -51,6 +51,10 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
     signature = (tr.source_text, tr.target_text, kind, word_level)
     if st.session_state.get("search_signature") == "from a link":
         st.session_state.search_signature = signature
+        query, key = st.session_state.get("search_query"), st.session_state.get("search_key")
+        if not (type(query) is int and 0 <= query < len(queries) and type(key) is int and 0 <= key < len(keys)):
+            st.warning(t("link_out_of_sentence", lang, parameter="pair"))
+            st.session_state.search_signature = None  # start on the sentence's own words
     if st.session_state.get("search_signature") != signature:  # a new sentence: start on its own words again
         for key in ("search_query", "search_key"):
             st.session_state.pop(key, None)

@@ -11,7 +11,9 @@ from model.checkpoint import load_checkpoint
 
 from ..conftest import ROOT
 
-from .test_app import figures, heat, open_tab, run_app
+from streamlit.testing.v1 import AppTest
+
+from .test_app import APP, figures, heat, open_tab, run_app
 
 
 def expected_map(tiny_checkpoint, sentence, method, kind, layer=1, head="1"):
@@ -154,3 +156,22 @@ def test_a_row_of_the_per_piece_table_offers_its_alternatives_as_what_if_choices
     expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
                                 forced={1: piece_id})
     assert expected.target_text in next(m.value for m in at.markdown if m.value.startswith("### "))
+
+
+def test_links_keep_word_level_name_repeated_values_and_replace_pairs_outside_the_sentence(checkpoint_root):
+    at = run_app(s="I like tea.", words="1")
+    assert at.session_state["word_level"] is True
+    at.checkbox(key="word_level").uncheck().run()
+    assert at.query_params["words"] in ("0", ["0"])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["layer"] = ["1", "2"]
+    at.run()
+    assert any("`layer` 2 times" in w.value for w in at.warning)
+    for name, value, tab in (("pair", "cross.9999.9999", "tab_search"), ("cmp", "9999.9999.9999", "tab_compare")):
+        params = {"s": "I like tea.", name: value, "view": tab}
+        if name == "cmp":
+            params["s2"] = "You like tea."
+        at = run_app(**params)
+        assert not at.exception
+        assert any(f"`{name}` positions do not exist" in w.value for w in at.warning), name
+        assert value not in str(at.query_params.get(name, ""))
