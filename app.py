@@ -28,7 +28,7 @@ from ui.decoding import show_decoding_steps, show_trail
 from ui.head_stats import show_head_statistics
 from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
-from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores
+from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores, translation_cache
 from ui.positional import show_positional
 from ui.qk_space import show_qk_space
 from ui.scaling import show_scaling
@@ -435,7 +435,9 @@ def main() -> None:
     beam = int(st.session_state.beam)
     trail = current_trail(checkpoint, sentence, beam, cfg.tgt_vocab_size)
     # Under load the same sentence is computed once for the whole class (ui.cache): the page says it is waiting.
-    with st.spinner(t("translating", lang)):
+    slots = translation_cache().slots
+    ahead = slots.queued + max(0, slots.running - slots.n + 1)
+    with st.spinner(t("translating_queued", lang, n=ahead) if ahead else t("translating", lang)):
         original = get_hypotheses(checkpoint, sentence, beam)
         hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
     choice = 0

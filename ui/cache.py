@@ -8,6 +8,8 @@ per rerun), which is safe because a Translation's arrays are read-only.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import dataclasses
 import threading
 from collections import OrderedDict
@@ -39,6 +41,50 @@ def array_bytes(value: Any) -> int:
     return walk(value)
 
 
+class ComputeSlots:
+    """At most n model computations at once, the rest queued (first come, first served by the OS's lock): with one
+    intra-op thread each, n = the number of cores keeps every core busy without oversubscribing them, and bounds
+    the memory of heavy requests (a 300-word beam-8 sentence) that would otherwise all run side by side."""
+
+    def __init__(self, n: int):
+        self.n = max(1, n)
+        self._semaphore = threading.BoundedSemaphore(self.n)
+        self._lock = threading.Lock()
+        self.running = 0
+        self.queued = 0
+        self.most_running = 0  # the largest number that ever ran at once: for tests
+
+    def __enter__(self):
+        with self._lock:
+            self.queued += 1
+        self._semaphore.acquire()
+        with self._lock:
+            self.queued -= 1
+            self.running += 1
+            self.most_running = max(self.most_running, self.running)
+        return self
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self.running -= 1
+            idle = self.running == 0
+        self._semaphore.release()
+        if idle:
+            release_free_memory()
+        return False
+
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
+
+
+def release_free_memory() -> None:
+    """Hand memory freed by finished computations back to the system (glibc keeps freed blocks in its arenas, so
+    a server's RSS would stay at its peak after a burst of long sentences). A no-op where there is no glibc."""
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 class _InFlight:
     """One computation under way: the sessions that ask for the same key meanwhile wait for it."""
 
@@ -57,8 +103,9 @@ class ByteBudgetCache:
     the board): the first computes, the others wait for its result. An exception reaches every waiter and is
     not cached, so the next request tries again."""
 
-    def __init__(self, max_bytes: int):
+    def __init__(self, max_bytes: int, slots: ComputeSlots | None = None):
         self.max_bytes = max_bytes
+        self.slots = slots or ComputeSlots(1 << 16)  # no bound unless given one
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -104,7 +151,8 @@ class ByteBudgetCache:
                 raise flight.error
             return flight.value
         try:
-            value = compute()  # outside the lock: other sessions keep reading while this one translates
+            with self.slots:  # a bounded number at once; the rest wait here (the page shows a spinner)
+                value = compute()  # outside the lock: other sessions keep reading while this one translates
         except BaseException as error:
             with self._lock:
                 del self._in_flight[key]

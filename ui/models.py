@@ -11,12 +11,16 @@ from pathlib import Path
 from model import attribute, decode, faithfulness, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
-from ui.cache import ByteBudgetCache
+import os
+
+from ui.cache import ByteBudgetCache, ComputeSlots
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
 # benchmarks/server_memory.py just over 1 GiB (1,034 MiB); 128 MiB: 853 and 924 MiB.
 TRANSLATION_CACHE_BYTES = 128 * 2**20
+# Model computations at once (each with one intra-op thread, see app.TORCH_THREADS): one per core by default.
+MODEL_SLOTS = int(os.environ.get("ATTENTION_EXPLORER_MODEL_SLOTS", os.cpu_count() or 2))
 
 
 @st.cache_resource(show_spinner=False)
@@ -49,7 +53,7 @@ def as_ablation(heads: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
 @st.cache_resource(show_spinner=False)
 def translation_cache() -> ByteBudgetCache:
     """One per server process, shared by every session; bounded by the bytes of the arrays it holds."""
-    return ByteBudgetCache(TRANSLATION_CACHE_BYTES)
+    return ByteBudgetCache(TRANSLATION_CACHE_BYTES, ComputeSlots(MODEL_SLOTS))
 
 
 def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = (),

@@ -509,6 +509,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "checkpoint_broken": "The checkpoint “{name}” cannot be loaded, so another one is shown: {error}",
         "link_repeated": "The link gives `{parameter}` {used} times; the last one, “{value}”, is used.",
         "link_out_of_sentence": "The link's `{parameter}` positions do not exist in this sentence and were replaced by its first words.",
+        "translating_queued": "Translating: {n} other requests of this class are ahead, each takes about a second…",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -980,6 +981,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "checkpoint_broken": "检查点“{name}”无法加载，因此显示另一个：{error}",
         "link_repeated": "链接里 `{parameter}` 出现了 {used} 次；使用最后一个“{value}”。",
         "link_out_of_sentence": "链接里 `{parameter}` 的位置在这个句子中不存在，已改为句子开头的词。",
+        "translating_queued": "正在翻译：前面还有 {n} 个同学的请求，每个大约需要一秒……",
     },
 }
 

@@ -121,3 +121,35 @@ def test_an_error_reaches_every_waiter_and_is_not_cached():
         thread.join(5)
     assert errors == ["model failed"] * 4
     assert cache.get("bad", lambda: np.ones(3)).sum() == 3  # not cached: the next request computes again
+
+
+def test_at_most_n_computations_run_at_once_and_the_rest_wait_their_turn():
+    from ui.cache import ComputeSlots
+
+    cache = ByteBudgetCache(max_bytes=1 << 20, slots=ComputeSlots(2))
+    started = threading.Barrier(8)
+    gate = threading.Event()
+
+    def slow(i):
+        def compute():
+            gate.wait(timeout=10)
+            return np.full(10, i)
+        return compute
+
+    def ask(i):
+        started.wait()
+        results[i] = cache.get(("sentence", i), slow(i))[0]
+
+    results = {}
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(8)]
+    for th in threads:
+        th.start()
+    deadline = __import__("time").time() + 5
+    while cache.slots.queued < 6 and __import__("time").time() < deadline:
+        __import__("time").sleep(0.01)
+    assert cache.slots.running == 2 and cache.slots.queued == 6  # eight different sentences: two at a time
+    gate.set()
+    for th in threads:
+        th.join(timeout=10)
+    assert results == {i: i for i in range(8)} and cache.slots.most_running == 2 and cache.computed == 8
+    assert cache.slots.running == 0 and cache.slots.queued == 0
