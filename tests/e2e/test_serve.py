@@ -1,0 +1,106 @@
+"""`python -m serve`: replicas behind HAProxy, in a real browser. Each browser sticks to one replica (cookie),
+pages render through the balancer's websockets, text is served gzipped, and a killed replica is restarted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from ..conftest import ROOT
+from .conftest import assert_no_exception, free_port, wait_until_idle
+
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+if not os.path.exists(HAPROXY):
+    if os.environ.get("REQUIRE_BROWSER"):
+        raise RuntimeError("REQUIRE_BROWSER is set but HAProxy is not installed")
+    pytest.skip("HAProxy is not installed (apt-get install -y haproxy)", allow_module_level=True)
+
+
+def get(url: str, gzip: bool = False):
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"} if gzip else {})
+    return urllib.request.urlopen(request, timeout=10)
+
+
+def wait_healthy(url: str, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if get(f"{url}/_stcore/health").status == 200:
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"{url} never became healthy")
+
+
+def replica_pid(port: int) -> int:
+    """The Streamlit process serving this port (found by its command line in /proc)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                args = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if b"streamlit" in b" ".join(args) and str(port).encode() in args:
+                return int(entry)
+    raise LookupError(f"no replica on port {port}")
+
+
+@pytest.fixture(scope="module")
+def served(tiny_checkpoint):
+    port, first = free_port(), free_port()
+    env = dict(os.environ, ATTENTION_EXPLORER_CHECKPOINTS=str(tiny_checkpoint.parent))
+    process = subprocess.Popen([sys.executable, "-m", "serve", "--workers", "2", "--port", str(port), "--address",
+                                "127.0.0.1", "--first-replica-port", str(first)], cwd=ROOT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url)
+        for replica in (first, first + 1):
+            wait_healthy(f"http://127.0.0.1:{replica}")
+        yield url, (first, first + 1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def test_the_balancer_compresses_text_and_sets_a_replica_cookie(served):
+    url, _ = served
+    page = get(url + "/", gzip=True)
+    assert page.headers.get("Content-Encoding") == "gzip"
+    assert "SERVERID=" in (page.headers.get("Set-Cookie") or "")
+    html = __import__("gzip").decompress(page.read()).decode()
+    script = html.split('src="')[1].split('"')[0]  # the app's main script bundle
+    plain = len(get(f"{url}/{script.lstrip('./')}").read())
+    compressed = get(f"{url}/{script.lstrip('./')}", gzip=True)
+    assert compressed.headers.get("Content-Encoding") == "gzip" and len(compressed.read()) < plain / 2
+
+
+def test_pages_render_through_the_balancer_and_survive_a_killed_replica(served, browser):
+    url, replica_ports = served
+    pages = []
+    for sentence in ("I like tea.", "Tom drinks tea."):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})  # its own cookies: its own session
+        page = context.new_page()
+        page.goto(f"{url}/?s={sentence.replace(' ', '+')}", wait_until="domcontentloaded")
+        page.locator("[data-testid='stMarkdownContainer'] h3").first.wait_for(timeout=120_000)
+        wait_until_idle(page)
+        assert_no_exception(page)
+        pages.append((context, page))
+    cookie = next(c["value"] for c in pages[0][0].cookies() if c["name"] == "SERVERID")
+    victim = replica_ports[int(cookie[1:])]
+    os.kill(replica_pid(victim), signal.SIGKILL)
+    # The page's replica is gone: reloading reaches the other replica (redispatch) with the link's state.
+    page = pages[0][1]
+    page.reload(wait_until="domcontentloaded")
+    page.locator("[data-testid='stMarkdownContainer'] h3").first.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    assert_no_exception(page)
+    wait_healthy(f"http://127.0.0.1:{victim}", timeout=120)  # and serve started the killed replica again
+    for context, _ in pages:
+        context.close()
