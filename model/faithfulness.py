@@ -182,7 +182,17 @@ def main(argv=None):
     p.add_argument("--ig-sentences", type=int, default=30, help="of those, how many also get integrated gradients")
     p.add_argument("--out", type=Path, help="default: CHECKPOINT/faithfulness.csv")
     p.add_argument("--sentences-file", type=Path, help="one English sentence per line instead of the test split")
+    p.add_argument("--refresh-aer", action="store_true",
+                   help="only fill the existing table's aer column again from alignment.json (after model.align)")
     args = p.parse_args(argv)
+    if args.refresh_aer:
+        out = args.out or Path(args.checkpoint) / "faithfulness.csv"
+        table = read_faithfulness(out)
+        alignment = json.loads((Path(args.checkpoint) / "alignment.json").read_text())
+        table["aer"] = [aer_for(alignment, m, int(layer)) for m, layer in zip(table["method"], table["layer"])]
+        table.to_csv(out, index=False)
+        print(table.to_string(index=False))
+        return
     torch.set_num_threads(max(1, torch.get_num_threads()))
 
     loaded = load_checkpoint(args.checkpoint)
