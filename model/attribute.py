@@ -151,6 +151,36 @@ class ValueZeroing:
         """One layer (0-based) of one kind: (per head (heads, queries, keys), all heads (queries, keys))."""
         return self._layer(model, self._passes(model, p), kind, index)
 
+    @torch.inference_mode()
+    def view(self, model: Transformer, p: ForcedPass, kind: str, index: int, head: str) -> np.ndarray:
+        """One view's map, (queries, keys): every head of the layer (head "mean") or one head (1-based), so only
+        one zeroing per key is run, not one per key and head."""
+        run, n_heads, n_keys = self._runner(model, self._passes(model, p), kind, index)
+        masks = torch.ones(n_keys, n_heads, n_keys)
+        for j in range(n_keys):
+            if head == "mean":
+                masks[j, :, j] = 0
+            else:
+                masks[j, int(head) - 1, j] = 0
+        return _row_shares(self._distance(run, masks).numpy())
+
+    def _runner(self, model, passes, kind, index):
+        encoded, decoded, n_target = passes
+        layers = model.encoder_layers if kind == "encoder_self" else model.decoder_layers
+        traces = encoded.trace if kind == "encoder_self" else decoded.trace
+        layer = layers[index]
+        run = self._layer_runner(model, kind, layer, traces[index], encoded, n_target)
+        return run, layer.self_attention.n_heads, run.n_keys
+
+    @staticmethod
+    def _distance(run, masks) -> torch.Tensor:
+        """(queries, batch): cosine distance of each query's layer output with each row of masks applied."""
+        base = run(None)  # (1, queries, d_model)
+        out = run(masks)  # (batch, queries, d_model)
+        distance = 1 - torch.nn.functional.cosine_similarity(out, base.expand_as(out), dim=-1)  # (batch, queries)
+        # below 1e-6 is float32 rounding (a batched matmul sums in another order), not a change
+        return torch.where(distance > 1e-6, distance, 0.0).T
+
     @staticmethod
     def _passes(model, p):
         src = torch.tensor([p.source_ids])
@@ -159,13 +189,7 @@ class ValueZeroing:
         return encoded, model.decode(tgt_in, encoded, trace=True), tgt_in.size(1)
 
     def _layer(self, model, passes, kind, index, per_head: bool = True):
-        encoded, decoded, n_target = passes
-        layers = model.encoder_layers if kind == "encoder_self" else model.decoder_layers
-        traces = encoded.trace if kind == "encoder_self" else decoded.trace
-        layer = layers[index]
-        run = self._layer_runner(model, kind, layer, traces[index], encoded, n_target)
-        n_heads, n_keys = layer.self_attention.n_heads, run.n_keys
-        base = run(None)  # (1, queries, d_model)
+        run, n_heads, n_keys = self._runner(model, passes, kind, index)
         # every (head, key) zeroed once, then every key in all heads at once: one batch
         first = n_heads * n_keys if per_head else 0
         masks = torch.ones(first + n_keys, n_heads, n_keys)
@@ -175,10 +199,7 @@ class ValueZeroing:
                     masks[h * n_keys + j, h, j] = 0
         for j in range(n_keys):
             masks[first + j, :, j] = 0
-        out = run(masks)  # (batch, queries, d_model)
-        distance = 1 - torch.nn.functional.cosine_similarity(out, base.expand_as(out), dim=-1)  # (batch, queries)
-        # below 1e-6 is float32 rounding (a batched matmul sums in another order), not a change
-        distance = torch.where(distance > 1e-6, distance, 0.0).T  # (queries, batch)
+        distance = self._distance(run, masks)  # (queries, batch)
         whole = _row_shares(distance[:, first:].numpy())
         if not per_head:
             return np.zeros((n_heads,) + whole.shape, dtype=np.float32), whole
@@ -438,9 +459,8 @@ def view_map(model: Transformer, forced: ForcedPass, method: str, kind: str, lay
     Rollout: through the layers up to this one (heads averaged). Gradients: the whole model (layer and head do
     not apply). computed: a per-method result to reuse (head maps, or a StepAttribution)."""
     li = layer - 1
-    if method == "value-zeroing" and computed is None:  # one layer only: a batch per layer, not eighteen
-        per_head, whole = ValueZeroing().layer(model, forced, kind, li)
-        return whole if head == "mean" else per_head[int(head) - 1]
+    if method == "value-zeroing" and computed is None:  # one layer and head only: one zeroing per key
+        return ValueZeroing().view(model, forced, kind, li, head)
     if method in HEAD_METHODS:
         maps = computed or HEAD_METHODS[method].head_maps(model, forced)
         m = maps.layer_maps[kind][li] if head == "mean" else maps.maps[kind][li, int(head) - 1]

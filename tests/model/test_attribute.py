@@ -109,3 +109,14 @@ def test_value_zeroing_gives_nothing_to_a_silent_head_or_a_future_key(tiny_model
     assert np.abs(maps.layer_maps["decoder_self"][:, future]).max() < 1e-6
     one = ValueZeroing().layer(tiny_model, tiny_pass, "cross", 1)
     np.testing.assert_allclose(one[1], maps.layer_maps["cross"][1], atol=1e-6)
+
+
+def test_value_zeroing_of_one_view_equals_that_head_of_the_full_computation(tiny_model, tiny_pass):
+    from model.attribute import ValueZeroing
+
+    maps = ValueZeroing().head_maps(tiny_model, tiny_pass)
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        np.testing.assert_allclose(ValueZeroing().view(tiny_model, tiny_pass, kind, 1, "2"), maps.maps[kind][1, 1],
+                                   atol=1e-5)
+        np.testing.assert_allclose(ValueZeroing().view(tiny_model, tiny_pass, kind, 0, "mean"),
+                                   maps.layer_maps[kind][0], atol=1e-5)
