@@ -83,6 +83,68 @@ def checkpoint_label(name: str, meta: dict, lang: str) -> str:
     return f"{name} · {source} → {target}"
 
 
+def widget_values_the_page_sent() -> dict[str, object]:
+    """Key -> value of the widget values the browser sent with this run. A page that reconnects to a restarted
+    server sends the values its widgets hold, with the action that triggered the run (a new sentence, another
+    layer, a tab), while the new server's session is still empty: those values are the user's and must win over
+    the link's. A new page sends none."""
+    try:  # Streamlit's session internals: no public API says which values the browser sent
+        from streamlit.runtime.state.common import user_key_from_element_id
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        sent = {}
+        for w in get_session_state().get_widget_states():
+            key, field = user_key_from_element_id(w.id), w.WhichOneof("value")
+            if key and field:
+                sent[key] = getattr(w, field)
+        return sent
+    except Exception:
+        return {}
+
+
+def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
+    """The sent values of the page's main choices as the options they name (select widgets send the option's
+    label, in the interface language of the page), for the keys the script reads before it draws them."""
+    def by_label(options, label_of):
+        return {label_of(o, lang): o for o in options for lang in LANGUAGES}
+
+    def number(label):
+        digits = "".join(c for c in str(label) if c.isdigit())
+        return int(digits) if digits else None
+
+    restored = {}
+    for key in ("sentence", "second_sentence", "reference"):
+        if isinstance(sent.get(key), str):
+            restored[key] = sent[key]
+    for key in ("present", "word_level"):
+        if isinstance(sent.get(key), bool):
+            restored[key] = sent[key]
+    maps = {
+        "lang": by_label(LANGUAGES, lambda code, _: LANGUAGES[code]),
+        "checkpoint": by_label(checkpoints, lambda name, lang: checkpoint_label(name, read_metadata(
+            CHECKPOINT_ROOT / name), lang)),
+        "decoding": by_label(("greedy", "beam"), lambda d, lang: t(d, lang)),
+        "page": by_label(PAGES, lambda p, lang: t(f"page_{p}", lang)),
+        "flow_method": by_label(attribute.METHODS, lambda m, lang: t(f"flow_{m}", lang)),
+        "head": {**by_label(["mean"], lambda h, lang: head_name(h, lang))},
+    }
+    for key, labels in maps.items():
+        if sent.get(key) in labels:
+            restored[key] = labels[sent[key]]
+    if "head" in sent and "head" not in restored and number(sent["head"]):
+        restored["head"] = str(number(sent["head"]))
+    for key in ("layer", "beam_size"):
+        if number(sent.get(key, "")):
+            restored[key] = number(sent[key])
+    return restored
+
+
+def tab_from_sent(sent: dict, lang_keys: tuple[str, ...], widget_key: str) -> str | None:
+    """The tab key whose label (in any interface language) a sent tabs widget holds, or None."""
+    by_label = {t(key, lang): key for key in lang_keys for lang in LANGUAGES}
+    return by_label.get(sent.get(widget_key)) if isinstance(sent.get(widget_key), str) else None
+
+
 def init_state(checkpoints: list[str]) -> None:
     """Defaults, overridden once per session by the URL's query parameters (a shared link), each checked
     strictly (ui.links); what the link asked for but could not have is listed in link_notices.
@@ -93,12 +155,20 @@ def init_state(checkpoints: list[str]) -> None:
                             TAB_KEYS + LESSON_KEYS, attribute.METHODS,
                             {k: len(st.query_params.get_all(k)) for k in st.query_params})
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
-    st.session_state.update(sentence=link.sentence or examples_for(checkpoint)[0],
-                            second_sentence=link.second_sentence or "", checkpoint=checkpoint, layer=1,
-                            head="1", lang=link.lang or "en", beam=link.beam or 1, decoding="greedy", reference="",
-                            word_level=bool(link.word_level), present=link.present, link_notices=link.notices,
-                            link_view=(link.layer, link.head), page="explore")
-    if st.session_state.beam > 1:
+    sent = widget_values_the_page_sent()  # a reconnected page: its widgets' values stand, the link fills the rest
+    defaults = dict(sentence=link.sentence or examples_for(checkpoint)[0], second_sentence=link.second_sentence or "",
+                    checkpoint=checkpoint, layer=1, head="1", lang=link.lang or "en", beam=link.beam or 1,
+                    decoding="greedy", reference="", word_level=bool(link.word_level), present=link.present)
+    restored = restored_values(sent, checkpoints)
+    st.session_state.update({k: v for k, v in defaults.items() if k not in sent})
+    st.session_state.update(restored)
+    if "beam_size" in restored and st.session_state.get("decoding") == "beam":
+        st.session_state.beam = restored["beam_size"]
+    st.session_state.update(link_notices=link.notices,
+                            link_view=(None if "layer" in sent else link.layer, None if "head" in sent else link.head))
+    if "page" not in sent:
+        st.session_state.page = "explore"
+    if st.session_state.get("beam", 1) > 1:
         st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
     if link.pair:
         kind, query, key = link.pair
@@ -117,6 +187,16 @@ def init_state(checkpoints: list[str]) -> None:
     if link.compared:
         st.session_state.update(zip(("compare_query", "compare_x", "compare_y"), link.compared),
                                 compare_signature="from a link")  # kept, not replaced by the pair's own words
+    # A reconnected page's tab click (its tabs widgets hold labels): the view or lesson it opened.
+    # (the group tabs send a value only once clicked: else the group is the link's view's, or the first)
+    clicked_group = tab_from_sent(sent, tuple(VIEW_GROUPS), "group_tab")
+    group = clicked_group or group_of(st.session_state.get("tab", TAB_KEYS[0]))
+    view = tab_from_sent(sent, VIEW_GROUPS[group], f"view_tab_{group}")
+    if view or clicked_group:
+        st.session_state.tab = view or VIEW_GROUPS[group][0]
+    lesson = tab_from_sent(sent, LESSON_KEYS, "lesson_tab")
+    if lesson:
+        st.session_state.lesson = lesson
     st.session_state.initialised = True
 
 

@@ -1,0 +1,92 @@
+"""A server killed and started again while pages are open: each page's first action afterwards takes effect
+(a typed sentence, a layer, a tab, the word-level tick), not only the second."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+from ..conftest import ROOT
+from .conftest import assert_no_exception, free_port, open_view, wait_until_idle
+
+SIDEBAR = "[data-testid='stSidebar']"
+
+
+def start(port: int, env: dict) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status == 200:
+                return server
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError("streamlit did not start")
+
+
+def translation(page) -> str:
+    return page.locator("[data-testid='stMain'] [data-testid='stMarkdownContainer'] h3").first.inner_text()
+
+
+def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser):
+    port = free_port()
+    env = dict(os.environ, ATTENTION_EXPLORER_CHECKPOINTS=str(tiny_checkpoint.parent))
+    server = start(port, env)
+    url = f"http://127.0.0.1:{port}"
+    pages = []
+    try:
+        for sentence in ("I like tea.", "Tom drinks tea.", "We drink water.", "You like tea."):
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{url}/?s={sentence.replace(' ', '+')}", wait_until="domcontentloaded")
+            page.locator("[data-testid='stMarkdownContainer'] h3").first.wait_for(timeout=120_000)
+            wait_until_idle(page)
+            pages.append(page)
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=20)
+        server = start(port, env)
+        time.sleep(3)  # the pages reconnect on their own
+
+        typing, layering, tabbing, ticking = pages
+        box = typing.get_by_label("English sentence", exact=True).and_(typing.locator("input"))
+        before = translation(typing)
+        box.fill("Good morning.")
+        box.press("Enter")
+        typing.wait_for_function("() => new URLSearchParams(location.search).get('s') === 'Good morning.'",
+                                 timeout=60_000)
+        wait_until_idle(typing)
+        assert translation(typing) != before  # the new sentence's translation, not the old one
+
+        combo = layering.locator(SIDEBAR).get_by_role("combobox", name="Layer", exact=True)
+        combo.click()
+        combo.fill("2")
+        layering.get_by_role("option", name="2", exact=True).click()
+        layering.wait_for_function("() => new URLSearchParams(location.search).get('layer') === '2'", timeout=60_000)
+        wait_until_idle(layering)
+        assert "layer 2" in layering.locator(".js-plotly-plot .gtitle").first.text_content()
+
+        open_view(tabbing, "Cross-attention")
+        tabbing.wait_for_function("() => new URLSearchParams(location.search).get('view') === 'tab_cross'",
+                                  timeout=60_000)
+        wait_until_idle(tabbing)
+
+        ticking.locator(SIDEBAR).get_by_text("Word level", exact=False).first.click()
+        ticking.wait_for_function("() => new URLSearchParams(location.search).get('words') === '1'", timeout=60_000)
+        wait_until_idle(ticking)
+        for page in pages:
+            assert_no_exception(page)
+        # and the actions stay: a second look a moment later shows the same state
+        time.sleep(1)
+        assert "s=Good+morning." in typing.url or "s=Good%20morning." in typing.url
+        assert "layer=2" in layering.url and "view=tab_cross" in tabbing.url and "words=1" in ticking.url
+    finally:
+        for page in pages:
+            page.close()
+        server.terminate()
+        server.wait(timeout=20)
