@@ -119,8 +119,9 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
                          steps=computed.steps_used))
     if kind == "cross" and method == "attention":
         show_alignment_score(checkpoint, layer, head, lang)
-    st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
-                 lang))
+    if method == "attention":  # what the weights of this kind are; another account has its own caption above
+        st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder",
+                      "cross": "explain_cross"}[kind], lang))
     attention = tr.attention(kind)
     if head == "mean":
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
@@ -128,7 +129,7 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
     csv_button, npz_button = st.columns(2)
     shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
     csv_button.download_button(
-        t("download_csv", lang),
+        t("download_csv" if method == "attention" else "download_csv_method", lang),
         lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
         file_name=f"{kind}-layer{layer}-head{head}{'' if method == 'attention' else '-' + method}"
                   f"{'-words' if word_level else ''}.csv",
@@ -147,11 +148,13 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
     )
     grid = attention_viz.attention_grid(
         attention,
-        title=t("grid_title", lang, layers=attention.shape[0], heads=attention.shape[1]),
+        title=t("grid_title" if method == "attention" else "grid_title_raw", lang, layers=attention.shape[0],
+                heads=attention.shape[1]),
         masked=attention_viz.causal_mask(attention.shape[-1]) if kind == "decoder_self" else None,
         layer_label=t("layer", lang),
         head_label=t("head", lang),
-        highlight=(layer - 1, int(head) - 1) if head != "mean" else None,
+        highlight=(layer - 1, int(head) - 1) if head != "mean" and (method == "attention" or method in
+                                                                    attribute.HEAD_METHODS) else None,
         query_label=t("query", lang),
         key_label=t("key", lang),
     )

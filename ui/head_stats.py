@@ -98,6 +98,7 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
 
 
 ALIGNERS = ("attention", "shifted", "norm", "norm-shifted", "value-zeroing")
+AER_COLORSCALE = "Viridis_r"  # bright = low AER = a good aligner, in every view that shows it
 
 
 def show_alignment_grid(checkpoint: str, lang: str) -> None:
@@ -113,7 +114,8 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
                            format_func=lambda m: t(f"aer_{m}", lang), horizontal=True, key="aer_method")
     grid = align.aer_grid(rows, method, cfg.n_decoder_layers, cfg.n_heads)
     chart(statistic_grid(grid, t("aer_grid_title", lang, method=t(f"aer_{method}", lang), sentences=table["sentences"]),
-                         layer_label=t("layer", lang), head_label=t("head", lang), colorscale="Viridis_r"),
+                         layer_label=t("layer", lang), head_label=t("head", lang), colorscale=AER_COLORSCALE,
+                         value_label=t("aer_bar", lang)),
           key="aer-grid")
     st.caption(t("aer_explain", lang))
     best = pd.DataFrame([{t("aer_col_method", lang): t(f"aer_{r['method']}", lang) if r["method"] in ALIGNERS
@@ -121,7 +123,7 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
                           t("layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
                           t("head", lang): t("flow_whole_model", lang) if r["head"] == "model"
                           else t("mean_heads", lang) if r["head"] == "mean" else str(r["head"]),
-                          "AER": r["aer"]} for r in align.best_rows(rows)])
+                          "AER": f"{r['aer']:.2f}"} for r in align.best_rows(rows)])
     st.markdown(f"**{t('aer_best', lang)}**")
     st.dataframe(best, hide_index=True, width="stretch", key="aer-best")
 
@@ -150,13 +152,32 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
             t("col_role", lang): named["role"].map(lambda r: "、".join(t(f"role_{x.strip()}", lang) for x in r.split(","))
                                                    if lang == "zh" else ", ".join(t(f"role_{x.strip()}", lang)
                                                                                   for x in r.split(","))),
-            t("roles_evidence", lang): named["evidence"]}), hide_index=True, width="stretch", key="roles-table")
+            t("roles_evidence", lang): [evidence(r, lang) for r in named.itertuples()]}), hide_index=True,
+            width="stretch", key="roles-table")
     positional = frame.dropna(subset=["positional_share"]).sort_values("positional_share", ascending=False)
     rare = frame.dropna(subset=["rare_share"]).sort_values("rare_share", ascending=False)
+    aligners = frame.dropna(subset=["aer"]).sort_values("aer")
     if len(positional) and len(rare):
         p, r = positional.iloc[0], rare.iloc[0]
+        a = aligners.iloc[0] if len(aligners) else None
         st.caption(t("roles_thresholds", lang, share=f"{roles.POSITIONAL_SHARE:.0%}", rare=f"{roles.RARE_SHARE:.0%}",
                      aer=roles.ALIGNMENT_AER, n=roles.ALIGNMENT_HEADS,
                      p_kind=labels[p["kind"]], p_layer=int(p["layer"]), p_head=int(p["head"]),
                      p_offset=f"{int(p['positional_offset']):+d}", p_share=f"{p['positional_share']:.0%}",
-                     r_layer=int(r["layer"]), r_head=int(r["head"]), r_share=f"{r['rare_share']:.0%}"))
+                     r_layer=int(r["layer"]), r_head=int(r["head"]), r_share=f"{r['rare_share']:.0%}",
+                     a_best=t("roles_best_aligner", lang, layer=int(a["layer"]), head=int(a["head"]),
+                              aer=f"{a['aer']:.2f}") if a is not None else ""))
+
+
+def evidence(row, lang: str) -> str:
+    """Why a head carries its roles, in the interface language, from the table's numbers."""
+    parts = []
+    roles_ = [x.strip() for x in str(row.role).split(",")]
+    if "positional" in roles_:
+        parts.append(t("evidence_positional", lang, offset=f"{int(row.positional_offset):+d}",
+                       share=f"{row.positional_share:.0%}"))
+    if "rare-word" in roles_:
+        parts.append(t("evidence_rare", lang, share=f"{row.rare_share:.0%}"))
+    if "alignment" in roles_:
+        parts.append(t("evidence_alignment", lang, aer=f"{row.aer:.2f}"))
+    return "; ".join(parts)

@@ -9,6 +9,7 @@ from model import align, decode, head_search
 from ui import widgets
 from ui.common import ARROW, KIND_TAB, axis_names, chart, every_head, kind_selector, open_head
 from ui.compare import STOP_WORDS
+from ui.head_stats import AER_COLORSCALE
 from ui.models import get_alignment
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
@@ -76,7 +77,10 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
         ranked = by_alignment(ranked, aer)
     best = ranked[:SEARCH_TOP]
     pair = t("search_pair", lang, from_piece=queries[query], to_piece=keys[key])
-    title = t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang))
+    title = (t("search_aer_top_title", lang, n=len(best)) if by == "aer"
+             else t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang)))
+    if by == "aer":
+        st.caption(t("search_aer_note", lang))  # before the thumbnails: the pair does not change this order
     # Two rows of four: each thumbnail wide enough to read, each "Open" button right under its own thumbnail.
     for row in range(0, len(best), 4):
         shown = best[row:row + 4]
@@ -95,7 +99,10 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
     else:
         grid_values = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))]
                                ).reshape(maps.shape[:2])
-    chart(statistic_grid(grid_values, t("search_grid_title", lang, score=t(f"search_{by}", lang),
-                                                             pair=pair),
-                         layer_label=t("layer", lang), head_label=t("head", lang)), key="search-grid")
-    st.caption(t("search_aer_note" if by == "aer" else "search_lift_note", lang))
+    chart(statistic_grid(grid_values, t("search_aer_grid_title", lang) if by == "aer" else
+                         t("search_grid_title", lang, score=t(f"search_{by}", lang), pair=pair),
+                         layer_label=t("layer", lang), head_label=t("head", lang),
+                         **(dict(colorscale=AER_COLORSCALE, value_label=t("aer_bar", lang)) if by == "aer" else {})),
+          key="search-grid")
+    if by != "aer":
+        st.caption(t("search_lift_note", lang))

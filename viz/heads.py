@@ -17,10 +17,11 @@ def _half_range(values: np.ndarray, middle: float) -> float:
 
 def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", head_label: str = "head",
                    colorscale: str = "Viridis", roles: list[list[str]] | None = None,
-                   zmid: float | None = None) -> go.Figure:
+                   zmid: float | None = None, value_label: str | None = None) -> go.Figure:
     """values (layers, heads) -> heatmap with layers down and heads across, numbered from 1, value in each cell.
     roles: optional (layers, heads) text shown on hover (e.g. "previous-token"). zmid: the value at the middle of
-    a diverging colour scale (0 for differences), with the scale symmetric around it."""
+    a diverging colour scale (0 for differences), with the scale symmetric around it. value_label: the colour
+    bar's title (what the numbers are)."""
     values = np.asarray(values, dtype=float)
     n_layers, n_heads = values.shape
     half_range = _half_range(values, zmid) if zmid is not None else None
@@ -36,6 +37,7 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
             **({} if zmid is None else dict(zmin=zmid - half_range, zmax=zmid + half_range)),
             texttemplate="%{z:.2f}",
             textfont=dict(size=10),
+            colorbar=dict(title=html.escape(value_label, quote=False)) if value_label else None,
             customdata=custom,
             hovertemplate=f"{layer_label} %{{y}}, {head_label} %{{x}}: %{{z:.3f}}<br>%{{customdata}}<extra></extra>",
             xgap=2,
