@@ -160,7 +160,8 @@ def init_state(checkpoints: list[str]) -> None:
                     checkpoint=checkpoint, layer=1, head="1", lang=link.lang or "en", beam=link.beam or 1,
                     decoding="greedy", reference="", word_level=bool(link.word_level), present=link.present)
     restored = restored_values(sent, checkpoints)
-    st.session_state.update({k: v for k, v in defaults.items() if k not in sent})
+    # a value the page sent but that cannot be read back (an option no longer offered) falls back to the default
+    st.session_state.update({k: v for k, v in defaults.items() if k not in restored})
     st.session_state.update(restored)
     if "beam_size" in restored and st.session_state.get("decoding") == "beam":
         st.session_state.beam = restored["beam_size"]

@@ -61,7 +61,8 @@ def flow_selector(container, lang: str, **kwargs) -> str:
 
 
 def flow_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
-    """-> (the view's map under the method, its title, its colour-bar label, signed?) or None for raw weights."""
+    """-> (the view's map under the method, its title, its colour-bar label, signed?, the method's whole result)
+    or None for raw weights."""
     if method == "attention" or checkpoint is None:
         return None
     if kind not in attribute.method_kinds(method):
