@@ -546,7 +546,9 @@ def main() -> None:
     show_trail(tr, original[0], lang)
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
-        st.warning(t("unsure", lang, score=mean_log_prob(tr.token_probs), threshold=calibration.threshold))
+        # the threshold was set on the model's own translations: a forced path is said to be unlikely, not wrong
+        st.warning(t("unsure_forced" if trail else "unsure", lang, score=mean_log_prob(tr.token_probs),
+                     threshold=calibration.threshold))
     if st.session_state.present:
         view_selectors(cfg, lang)
     page_selector(lang)

@@ -521,6 +521,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "explain_ig_n": "{label} (n = {n})",
         "grid_title_raw": "Raw attention weights, for comparison: all layers × heads (rows: layers 1–{layers}, columns: heads 1–{heads})",
         "download_csv_method": "Download this map as CSV",
+        "unsure_forced": "**Unlikely for the model:** on the path you chose, its mean log-probability per piece is {score:.2f}, below the {threshold:.2f} under which its own translations are probably wrong (the pieces you forced count too).",
     },
     "zh": {
         "title": "注意力探索器：一个训练好的翻译 Transformer",
@@ -1004,6 +1005,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "explain_ig_n": "{label}（n = {n}）",
         "grid_title_raw": "原始注意力权重，供对照：所有层 × 所有头（行：第 1–{layers} 层，列：第 1–{heads} 个头）",
         "download_csv_method": "下载当前这张图（CSV）",
+        "unsure_forced": "**模型认为不太可能：** 在你选的这条路径上，每个子词的平均对数概率为 {score:.2f}，低于 {threshold:.2f}（模型自己的译文低于这个值时很可能译错；你强制写入的子词也计算在内）。",
     },
 }
 
