@@ -126,7 +126,7 @@ def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
         "decoding": by_label(("greedy", "beam"), lambda d, lang: t(d, lang)),
         "page": by_label(PAGES, lambda p, lang: t(f"page_{p}", lang)),
         "flow_method": by_label(attribute.METHODS, lambda m, lang: t(f"flow_{m}", lang)),
-        "head": {**by_label(["mean"], lambda h, lang: head_name(h, lang))},
+        "head": by_label(["mean"], head_name),
     }
     for key, labels in maps.items():
         if sent.get(key) in labels:

@@ -73,13 +73,19 @@ class ForcedPass:
     values: dict[str, np.ndarray]
 
 
+def pass_inputs(source_ids: list[int], target_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(1, S) source ids and (1, T) decoder inputs <s> + target_ids[:-1]: decoder position t then computes what
+    it computed when it chose target piece t."""
+    return torch.tensor([list(source_ids)]), torch.tensor([[BOS_ID] + list(target_ids[:-1])])
+
+
 @torch.inference_mode()
 def forced_pass(model: Transformer, source_ids: list[int], target_ids: list[int]) -> ForcedPass:
-    """One teacher-forced pass over a translation: the encoder on source_ids, the decoder fed <s> + target_ids[:-1],
-    so decoder position t computes what it computed when it chose target piece t."""
+    """One teacher-forced pass over a translation (pass_inputs)."""
     opts = AttentionOptions(need_weights=True, need_qkv=True)
-    encoded = model.encode(torch.tensor([source_ids]), opts)
-    decoded = model.decode(torch.tensor([[BOS_ID] + list(target_ids[:-1])]), encoded, opts, opts)
+    src, tgt_in = pass_inputs(source_ids, target_ids)
+    encoded = model.encode(src, opts)
+    decoded = model.decode(tgt_in, encoded, opts, opts)
     as_np = lambda t: t[0].float().numpy()  # noqa: E731
     return ForcedPass(
         list(source_ids), list(target_ids),
@@ -147,11 +153,6 @@ class ValueZeroing:
         return HeadMaps(self.name, maps, layer_maps)
 
     @torch.inference_mode()
-    def layer(self, model: Transformer, p: ForcedPass, kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
-        """One layer (0-based) of one kind: (per head (heads, queries, keys), all heads (queries, keys))."""
-        return self._layer(model, self._passes(model, p), kind, index)
-
-    @torch.inference_mode()
     def view(self, model: Transformer, p: ForcedPass, kind: str, index: int, head: str) -> np.ndarray:
         """One view's map, (queries, keys): every head of the layer (head "mean") or one head (1-based), so only
         one zeroing per key is run, not one per key and head."""
@@ -183,8 +184,7 @@ class ValueZeroing:
 
     @staticmethod
     def _passes(model, p):
-        src = torch.tensor([p.source_ids])
-        tgt_in = torch.tensor([[BOS_ID] + list(p.target_ids[:-1])])
+        src, tgt_in = pass_inputs(p.source_ids, p.target_ids)
         encoded = model.encode(src, trace=True)
         return encoded, model.decode(tgt_in, encoded, trace=True), tgt_in.size(1)
 
@@ -297,9 +297,8 @@ class Rollout:
 
 
 def _mask_future(prefix: np.ndarray) -> np.ndarray:
-    out = prefix.astype(np.float32).copy()
-    out[np.triu_indices(out.shape[0], 1)] = np.nan
-    return out
+    """(steps, decoder inputs) with NaN where row t would read an input after step t."""
+    return _mask_future_rows(prefix, list(range(prefix.shape[0])))
 
 
 def _log_probs_of(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, src_emb: torch.Tensor,
@@ -312,8 +311,7 @@ def _log_probs_of(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, s
 
 
 def _embeddings(model: Transformer, p: ForcedPass):
-    src = torch.tensor([p.source_ids])
-    tgt_in = torch.tensor([[BOS_ID] + list(p.target_ids[:-1])])
+    src, tgt_in = pass_inputs(p.source_ids, p.target_ids)
     with torch.no_grad():
         return src, tgt_in, model.src_embed(src).float(), model.tgt_embed(tgt_in).float()
 
@@ -465,7 +463,7 @@ def view_map(model: Transformer, forced: ForcedPass, method: str, kind: str, lay
         maps = computed or HEAD_METHODS[method].head_maps(model, forced)
         m = maps.layer_maps[kind][li] if head == "mean" else maps.maps[kind][li, int(head) - 1]
         if method == "norm":
-            m = m / np.maximum(m.sum(-1, keepdims=True), 1e-12)
+            m = _row_shares(m, 1e-12)
         return m
     if method == "rollout":
         if kind == "encoder_self":

@@ -24,8 +24,8 @@ import pandas as pd
 import torch
 
 from .attribute import HEAD_METHODS, STEP_METHODS, forced_pass
-from .decode import encode_source, pad_batch, translate
-from .tokenizer import BOS_ID, PAD_ID, group_pieces_into_words
+from .decode import pad_batch, translate
+from .tokenizer import BOS_ID, group_pieces_into_words
 
 COLUMNS = ["method", "layer", "spearman", "aer", "sentences"]
 MIN_WORDS = 3  # a rank correlation over fewer source words says little
@@ -49,14 +49,23 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 def source_words(pieces: list[str]) -> list[list[int]]:
     """The source words' piece indices, </s> left out (it is not a word one can remove)."""
-    return [w for w in group_pieces_into_words(pieces[:-1], "en")]
+    return group_pieces_into_words(pieces[:-1], "en")
+
+
+def word_matrix(n_pieces: int, words: list[list[int]]) -> np.ndarray:
+    """(pieces, words) 0/1: scores over pieces @ this = scores over words (a word's pieces summed)."""
+    to_words = np.zeros((n_pieces, len(words)))
+    for w, pieces in enumerate(words):
+        to_words[pieces, w] = 1.0
+    return to_words
 
 
 @torch.inference_mode()
 def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: list[list[int]]) -> np.ndarray:
     """(output pieces, words): log p(piece | full source) − log p(piece | source without that word)."""
     tgt_in = [BOS_ID] + list(target_ids[:-1])
-    variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in set(w)] for w in words]
+    variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in removed]
+                               for removed in map(set, words)]
     src = pad_batch(variants)
     tgt = torch.tensor([tgt_in] * len(variants))
     encoded = model.encode(src)
@@ -67,11 +76,14 @@ def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: 
 
 def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple[str, ...]) -> SentenceScores:
     words = source_words(source_pieces)
-    to_words = np.zeros((len(source_ids), len(words)))
-    for w, pieces in enumerate(words):
-        to_words[pieces, w] = 1.0
-    drops = occlusion_drops(model, source_ids, target_ids, words)
     fp = forced_pass(model, source_ids, target_ids)
+    return SentenceScores(occlusion_drops(model, source_ids, target_ids, words),
+                          method_scores(model, fp, word_matrix(len(source_ids), words), methods))
+
+
+def method_scores(model, fp, to_words: np.ndarray, methods: tuple[str, ...]) -> dict[tuple[str, int], np.ndarray]:
+    """(method, layer or 0) -> (output pieces, words): raw, norm and value zeroing per decoder layer (its cross-
+    attention, heads together), the whole-model methods once."""
     out = {}
     for name in ("attention", "norm", "value-zeroing"):
         if name in methods:
@@ -82,7 +94,7 @@ def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple
     for name in methods:
         if name in STEP_METHODS:
             out[(name, 0)] = STEP_METHODS[name].steps(model, fp).source.astype(np.float64) @ to_words
-    return SentenceScores(drops, out)
+    return out
 
 
 @dataclass
@@ -103,23 +115,19 @@ def compare_step(model, source_ids, source_pieces, target_ids, layer: int, ig_st
     """The current sentence under every method (raw and norm attention of one decoder layer, 1-based, heads
     together), and occlusion; integrated gradients only for ig_step."""
     fast = tuple(m for m in tuple(HEAD_METHODS) + tuple(STEP_METHODS) if m != "integrated-gradients")
-    scored = sentence_scores(model, source_ids, source_pieces, target_ids, fast)
-    scores = {}
-    for (name, at), values in scored.methods.items():
-        if at in (0, layer):
-            scores[name] = values
     words = source_words(source_pieces)
+    to_words = word_matrix(len(source_ids), words)
+    fp = forced_pass(model, source_ids, target_ids)  # one pass for every method
+    scores = {name: values for (name, at), values in method_scores(model, fp, to_words, fast).items()
+              if at in (0, layer)}
     if ig_step is not None:
-        to_words = np.zeros((len(source_ids), len(words)))
-        for w, pieces in enumerate(words):
-            to_words[pieces, w] = 1.0
-        fp = forced_pass(model, source_ids, target_ids)
         ig = STEP_METHODS["integrated-gradients"].steps(model, fp, only_step=ig_step)
         full = np.full((len(target_ids), len(words)), np.nan)
         full[ig_step] = ig.source[0].astype(np.float64) @ to_words
         scores["integrated-gradients"] = full
     text = ["".join(source_pieces[i] for i in w).replace("\u2581", " ").strip() for w in words]
-    return StepComparison(text, scored.drops, scores, [] if ig_step is None else [ig_step])
+    drops = occlusion_drops(model, source_ids, target_ids, words)
+    return StepComparison(text, drops, scores, [] if ig_step is None else [ig_step])
 
 
 def mean_correlation(per_sentence: list[SentenceScores], key: tuple[str, int]) -> float:

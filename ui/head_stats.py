@@ -149,9 +149,8 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
         st.dataframe(pd.DataFrame({
             t("col_kind", lang): named["kind"].map(labels), t("layer", lang): named["layer"],
             t("head", lang): named["head"],
-            t("col_role", lang): named["role"].map(lambda r: "、".join(t(f"role_{x.strip()}", lang) for x in r.split(","))
-                                                   if lang == "zh" else ", ".join(t(f"role_{x.strip()}", lang)
-                                                                                  for x in r.split(","))),
+            t("col_role", lang): named["role"].map(lambda r: ("、" if lang == "zh" else ", ").join(
+                t(f"role_{x.strip()}", lang) for x in r.split(","))),
             t("roles_evidence", lang): [evidence(r, lang) for r in named.itertuples()]}), hide_index=True,
             width="stretch", key="roles-table")
     positional = frame.dropna(subset=["positional_share"]).sort_values("positional_share", ascending=False)

@@ -109,6 +109,31 @@ def visible_heatmap_ticks(page) -> list[str]:
     )
 
 
+SIDEBAR = "[data-testid='stSidebar']"
+
+
+def open_app(browser, url: str, width: int = 1400, height: int = 1000):
+    """A new page on the app, once its first run has finished. -> (page, the sentence box)"""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url, wait_until="domcontentloaded")
+    box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
+    box.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    return page, box
+
+
+def choose(page, label: str, option: str, typed: str | None = None, wait: bool = True) -> None:
+    """Pick an option of a sidebar selectbox, as a user does: open it, type to narrow the list (a long sidebar
+    can leave the open list partly off screen), click the option. typed: what to type (default: the option);
+    wait=False returns as soon as the option is clicked (for timing what follows)."""
+    box = page.locator(SIDEBAR).get_by_role("combobox", name=label, exact=True)
+    box.click()
+    box.fill(option if typed is None else typed)
+    page.get_by_role("option", name=option, exact=True).click()
+    if wait:
+        wait_until_idle(page)
+
+
 def open_view(page, name: str) -> None:
     """Open an explorer view by its tab label (either language), as a user does: its group's tab first, when
     the view's own tab is not showing."""

@@ -5,16 +5,12 @@ The screenshot lands in test-artifacts/app.png.
 
 from __future__ import annotations
 
-from .conftest import ARTIFACTS, assert_no_exception, open_view, wait_until_idle
+from .conftest import ARTIFACTS, assert_no_exception, open_app, open_view, wait_until_idle
 
 
 def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(streamlit_server, wait_until="domcontentloaded")
-    box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
-    box.wait_for(timeout=120_000)
-    wait_until_idle(page)
+    page, box = open_app(browser, streamlit_server)
 
     box.fill("The dog is running in the park.")
     box.press("Enter")

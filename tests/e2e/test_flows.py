@@ -7,7 +7,7 @@ import time
 
 from viz.text import t
 
-from .conftest import ARTIFACTS, assert_no_exception, open_view, wait_until_idle
+from .conftest import ARTIFACTS, assert_no_exception, choose, open_app, open_view, wait_until_idle
 
 SENTENCES = [
     "The old man who lives next to the station walked his small dog in the park every morning before work.",
@@ -15,14 +15,6 @@ SENTENCES = [
     "My sister bought three red apples at the market yesterday because she wanted to bake a cake for us.",
 ]
 METHODS = ("norm", "value-zeroing", "rollout", "gradient-x-input", "attention")
-
-
-def choose(page, label: str, option: str) -> None:
-    """Open the sidebar selectbox, type the start of the option to narrow the list, click the option."""
-    box = page.locator("[data-testid='stSidebar']").get_by_role("combobox", name=label, exact=True)
-    box.click()
-    box.fill(option.split(" ")[0])
-    page.get_by_role("option", name=option, exact=True).click()
 
 
 def map_title(page) -> str:
@@ -35,11 +27,7 @@ def map_title(page) -> str:
 
 def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(streamlit_server, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(streamlit_server, wait_until="domcontentloaded")
-    box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
-    box.wait_for(timeout=120_000)
-    wait_until_idle(page)
+    page, box = open_app(browser, streamlit_server, 1280, 900)
     open_view(page, "Cross-attention")
     wait_until_idle(page)
     timings = []
@@ -50,7 +38,7 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
         for method in METHODS:
             label = t(f"flow_{method}", "en")
             started = time.perf_counter()
-            choose(page, t("flow", "en"), label)
+            choose(page, t("flow", "en"), label, typed=label.split(" ")[0], wait=False)
             if method == "attention":
                 page.wait_for_function("() => true")
                 wait_until_idle(page)
@@ -67,7 +55,7 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
                 assert label in map_title(page)
         assert "Cross-attention" in map_title(page) and "layer" in map_title(page)
     # Integrated gradients: computed on demand, with its completeness said under the map.
-    choose(page, t("flow", "en"), t("flow_integrated-gradients", "en"))
+    choose(page, t("flow", "en"), t("flow_integrated-gradients", "en"), wait=False)
     page.get_by_text("Completeness:", exact=False).first.wait_for(timeout=240_000)
     assert_no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "flow-integrated-gradients.png"))

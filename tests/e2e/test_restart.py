@@ -11,9 +11,7 @@ import time
 import urllib.request
 
 from ..conftest import ROOT
-from .conftest import assert_no_exception, free_port, open_view, wait_until_idle
-
-SIDEBAR = "[data-testid='stSidebar']"
+from .conftest import SIDEBAR, assert_no_exception, free_port, open_view, wait_until_idle
 
 
 def start(port: int, env: dict) -> subprocess.Popen:

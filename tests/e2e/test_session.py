@@ -13,12 +13,9 @@ from model.checkpoint import load_checkpoint
 from model.decode import encode_source, translate
 
 from ..conftest import SHIPPED
-from .conftest import assert_no_exception, open_view, visible_heatmap_ticks, wait_until_idle
+from .conftest import SIDEBAR, assert_no_exception, choose, open_view, visible_heatmap_ticks, wait_until_idle
 
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped en-zh checkpoint")
-
-SIDEBAR = "[data-testid='stSidebar']"
-
 
 @pytest.fixture(scope="module")
 def en_zh():
@@ -34,16 +31,6 @@ def type_sentence(page, sentence: str) -> None:
     box = page.locator(SIDEBAR).get_by_role("textbox", name="English sentence", exact=True)
     box.fill(sentence)
     box.press("Enter")
-    wait_until_idle(page)
-
-
-def choose(page, label: str, option: str) -> None:
-    """Pick an option of a sidebar selectbox, as a user does: open it, type to narrow the list (a long sidebar
-    can leave the open list partly off screen), click the option."""
-    box = page.locator(SIDEBAR).get_by_role("combobox", name=label, exact=True)
-    box.click()
-    box.fill(option)
-    page.get_by_role("option", name=option, exact=True).click()
     wait_until_idle(page)
 
 

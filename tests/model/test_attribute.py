@@ -107,8 +107,8 @@ def test_value_zeroing_gives_nothing_to_a_silent_head_or_a_future_key(tiny_model
         np.testing.assert_allclose(maps.layer_maps[kind].sum(-1), 1.0, atol=1e-4)
     future = np.triu(np.ones(maps.layer_maps["decoder_self"].shape[-2:], dtype=bool), 1)
     assert np.abs(maps.layer_maps["decoder_self"][:, future]).max() < 1e-6
-    one = ValueZeroing().layer(tiny_model, tiny_pass, "cross", 1)
-    np.testing.assert_allclose(one[1], maps.layer_maps["cross"][1], atol=1e-6)
+    one = ValueZeroing().view(tiny_model, tiny_pass, "cross", 1, "mean")
+    np.testing.assert_allclose(one, maps.layer_maps["cross"][1], atol=1e-6)
 
 
 def test_value_zeroing_of_one_view_equals_that_head_of_the_full_computation(tiny_model, tiny_pass):
