@@ -98,6 +98,9 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
              for s, r in zip(sentences, references)]
     importance = head_importance(model, pairs)
     rare_mean = np.mean(rare, axis=0) if rare else np.zeros((cfg.n_encoder_layers, cfg.n_heads))
+    # offset -> (layers, heads) share of queries, averaged over the sentences once (the decoder has no +1)
+    offset_means = {kind: {k: np.mean(v, axis=0) for k, v in by_offset.items()
+                           if v and not (kind == "decoder_self" and k == 1)} for kind, by_offset in offsets.items()}
     aer = {}
     if alignment:
         for r in alignment["results"]:
@@ -114,9 +117,8 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
                        "importance": float(importance[kind][layer, head]), "positional_offset": None,
                        "positional_share": None, "rare_share": None, "aer": None, "role": "", "evidence": ""}
                 roles, evidence = [], []
-                if kind in offsets and offsets[kind][0]:
-                    shares = {k: float(np.mean(v, axis=0)[layer, head]) for k, v in offsets[kind].items()
-                              if not (kind == "decoder_self" and k == 1)}
+                if offset_means.get(kind):
+                    shares = {k: float(m[layer, head]) for k, m in offset_means[kind].items()}
                     k, share = max(shares.items(), key=lambda kv: kv[1])
                     row.update(positional_offset=k, positional_share=round(share, 4))
                     if share >= POSITIONAL_SHARE:
