@@ -8,6 +8,7 @@ by all sessions (ui.models, ui.cache). Figures come from viz/, which never calls
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -28,7 +29,8 @@ from ui.decoding import show_decoding_steps, show_trail
 from ui.head_stats import show_head_statistics
 from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
-from ui.models import get_calibration, get_forced, get_hypotheses, get_model, get_scores, translation_cache
+from ui.models import (get_calibration, get_forced, get_hypotheses, get_model, get_scores, heavy_page_slots,
+                       is_heavy, translation_cache)
 from ui.positional import show_positional
 from ui.qk_space import show_qk_space
 from ui.scaling import show_scaling
@@ -461,6 +463,22 @@ def page_selector(lang: str) -> None:
                   horizontal=True, format_func=lambda p: t(f"page_{p}", lang), label_visibility="collapsed")
 
 
+@contextlib.contextmanager
+def drawing_slot(tr, lang: str):
+    """A large page is drawn while holding one of a few slots (its figures take tens of MiB while they are
+    built); others wait with a note. A short sentence's page is drawn at once."""
+    if not is_heavy(tr):
+        yield
+        return
+    slots = heavy_page_slots()
+    note = st.empty()
+    if slots.running >= slots.n:
+        note.info(t("drawing_queued", lang, n=slots.queued + 1))
+    with slots:
+        note.empty()
+        yield
+
+
 def main() -> None:
     if torch.get_num_threads() != TORCH_THREADS:
         torch.set_num_threads(TORCH_THREADS)
@@ -557,13 +575,14 @@ def main() -> None:
                   st.session_state.word_level, languages, cfg,
                   fetch_again(checkpoint, sentence, beam, choice, reference, trail), original[0])
     explorer = explorer_views(ctx)
-    if st.session_state.page == "lessons":
-        for key, tab in lazy_tabs(LESSON_KEYS, "lesson", "lesson_tab", lang).items():
-            if tab.open:
-                with tab:
-                    show_lesson(key, ctx, explorer)
-    else:
-        explorer_tabs(explorer, lang)
+    with drawing_slot(tr, lang):
+        if st.session_state.page == "lessons":
+            for key, tab in lazy_tabs(LESSON_KEYS, "lesson", "lesson_tab", lang).items():
+                if tab.open:
+                    with tab:
+                        show_lesson(key, ctx, explorer)
+        else:
+            explorer_tabs(explorer, lang)
     write_url()  # again: a view may have replaced a link's value that did not fit the sentence
 
 

@@ -103,9 +103,11 @@ class ByteBudgetCache:
     the board): the first computes, the others wait for its result. An exception reaches every waiter and is
     not cached, so the next request tries again."""
 
-    def __init__(self, max_bytes: int, slots: ComputeSlots | None = None):
+    def __init__(self, max_bytes: int, slots: ComputeSlots | None = None,
+                 on_compute: Callable[[Hashable], None] | None = None):
         self.max_bytes = max_bytes
         self.slots = slots or ComputeSlots(1 << 16)  # no bound unless given one
+        self.on_compute = on_compute  # called with the key after each computation (benchmarks count them)
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -170,4 +172,6 @@ class ByteBudgetCache:
             del self._in_flight[key]
         flight.value = value
         flight.done.set()
+        if self.on_compute is not None:
+            self.on_compute(key)
         return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -50,10 +51,39 @@ def as_ablation(heads: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
     return ablate
 
 
+# Where a server appends one line per computation ("kind<TAB>key hash"), when set: benchmarks/class_load.py counts
+# them to check that a class typing the same sentence at once costs one computation.
+COMPUTE_LOG = os.environ.get("ATTENTION_EXPLORER_COMPUTE_LOG")
+
+
+def log_computation(key) -> None:
+    line = f"{key[0]}\t{hashlib.sha1(repr(key).encode()).hexdigest()[:12]}\n"
+    with open(COMPUTE_LOG, "a", encoding="utf-8") as log:  # one short append: whole lines from every thread
+        log.write(line)
+
+
 @st.cache_resource(show_spinner=False)
 def translation_cache() -> ByteBudgetCache:
     """One per server process, shared by every session; bounded by the bytes of the arrays it holds."""
-    return ByteBudgetCache(TRANSLATION_CACHE_BYTES, ComputeSlots(MODEL_SLOTS))
+    return ByteBudgetCache(TRANSLATION_CACHE_BYTES, ComputeSlots(MODEL_SLOTS),
+                           on_compute=log_computation if COMPUTE_LOG else None)
+
+
+# A page whose maps are large (a long pasted text) builds figures of tens of MiB (the 48-head overview of a
+# 128-piece sentence sends 12 MiB); eight such pages drawn side by side took the server to 1.25 GiB. At most
+# MODEL_SLOTS of them are drawn at once, the rest wait (benchmarks/class_load.py --heavy).
+HEAVY_PIECES = 64
+
+
+@st.cache_resource(show_spinner=False)
+def heavy_page_slots() -> ComputeSlots:
+    """Bounds how many large pages are drawn at once in this process (separate from the model's slots, so a
+    page holding one can still translate)."""
+    return ComputeSlots(MODEL_SLOTS)
+
+
+def is_heavy(tr: decode.Translation) -> bool:
+    return max(len(tr.source_pieces), len(tr.target_pieces)) > HEAVY_PIECES
 
 
 def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = (),

@@ -1,0 +1,550 @@
+"""A class of simulated students against one app server, or the replicas behind the load balancer.
+
+    python benchmarks/class_load.py --students 30 --json benchmarks/results/class_load-30.json
+    python benchmarks/class_load.py --students 30 --workers 2             # python -m serve --workers 2
+    python benchmarks/class_load.py --students 30 --url http://host:8501  # a server already running
+    python benchmarks/class_load.py --students 30 --throughput 60 --workers 2
+    python benchmarks/class_load.py --heavy 4 --heavy-words 300 --beam 8   # memory under long beam searches
+
+Each student is one Streamlit session spoken to over Streamlit's own protocol (the protobuf BackMsg/ForwardMsg
+frames of /_stcore/stream, as the browser sends them), so a class of 100 costs this script little CPU. A
+student opens the page, then for each of `--sentences` sentences of their own: thinks, types it; thinks,
+changes the layer; thinks, clicks another attention tab. Then two bursts, every student at the same moment:
+each a different new sentence, then all the same new sentence (the teacher's sentence on the board).
+`--throughput S` instead has every student type new sentences back to back for S seconds (no thinking) and
+counts sentences served per minute: the server at saturation. `--heavy K` opens one link with a long pasted
+text and beam search alone, then K at once, and reads the server's memory before, at the peak and after.
+
+Per action it reports p50 / p90 / max of *served* (the request sent until the script run finished: the page
+complete) and *drawn* (until the first attention map of the run arrived). Errors: an exception or error notice
+on the page, a run that did not finish within --timeout, a closed connection, or a page that shows another
+sentence than the student's own (cross-talk). Server CPU (% of one core, summed over the server's processes)
+and resident memory are sampled from /proc every half second. When this script starts the server it also
+counts the model computations the bursts caused (ATTENTION_EXPLORER_COMPUTE_LOG): a burst of one sentence should
+cost one.
+
+Linux only (reads /proc). Prints one JSON object; --json also writes it to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NOUNS = ("teacher student doctor farmer child girl boy woman man friend neighbour cook driver singer painter "
+         "brother sister mother father grandmother").split()
+THINGS = ("book letter apple cake picture song car bicycle window door garden house river ticket newspaper "
+          "coffee umbrella computer phone map").split()
+VERBS = ("reads writes buys sells opens closes finds sees likes washes paints carries wants needs "
+         "brings keeps").split()
+PLACES = ("at home, in the morning, after school, on Sunday, every day, in the park, at night, in the kitchen, "
+          "near the station, before dinner").split(", ")
+
+
+def student_sentence(rng: random.Random) -> str:
+    """A short everyday sentence (7–9 words); students rarely type the same one."""
+    return f"The {rng.choice(NOUNS)} {rng.choice(VERBS)} the {rng.choice(THINGS)} {rng.choice(PLACES)}."
+
+
+def quantiles(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+    return {"n": len(values), "p50": round(at(0.5), 3), "p90": round(at(0.9), 3), "max": round(ordered[-1], 3)}
+
+
+# ---------------------------------------------------------------- one student: a Streamlit session
+
+
+@dataclass
+class Run:
+    """What one script run sent back."""
+    served: float | None = None  # seconds until script_finished
+    drawn: float | None = None  # seconds until the first plotly chart
+    errors: list[str] = field(default_factory=list)
+    source_pieces: str = ""
+    translation: str = ""
+
+
+class Student:
+    """One browser tab's Streamlit session: sends reruns with the widget values a browser would, reads the
+    ForwardMsgs, and remembers each widget it has seen by its key (the id ends with "-key")."""
+
+    def __init__(self, url: str, timeout: float):
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.widgets: dict[str, tuple[str, object]] = {}  # key -> (widget id, the element proto)
+        self.values: dict[str, object] = {}  # widget id -> value we set (sent on every rerun, as the browser does)
+        self.tab_labels: dict[str, list[str]] = {}  # a tab group's key -> its tabs' labels
+        self.query_string = ""
+        self.ws = None
+
+    async def connect(self) -> None:
+        cookie = await asyncio.to_thread(self._affinity_cookie)
+        headers = {"Cookie": cookie} if cookie else {}
+        ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
+        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
+                                           additional_headers=headers, open_timeout=self.timeout)
+
+    def _affinity_cookie(self) -> str:
+        """GET the page as a browser does first: behind the balancer that response sets the replica cookie."""
+        with urllib.request.urlopen(self.url + "/", timeout=self.timeout) as response:
+            cookies = response.headers.get_all("Set-Cookie") or []
+        return "; ".join(c.split(";")[0] for c in cookies)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    def widget_id(self, key: str) -> str:
+        return self.widgets[key][0]
+
+    async def rerun(self, **changes) -> Run:
+        """Set widgets by key (text, option label, tab label, bool) and run the script once."""
+        for key, value in changes.items():
+            self.values[self.widget_id(key)] = value
+        message = BackMsg()
+        state = message.rerun_script
+        state.query_string = self.query_string
+        state.page_script_hash = ""
+        for widget_id, value in self.values.items():
+            widget = state.widget_states.widgets.add()
+            widget.id = widget_id
+            if isinstance(value, bool):
+                widget.bool_value = value
+            else:
+                widget.string_value = str(value)
+        start = time.perf_counter()
+        await self.ws.send(message.SerializeToString())
+        run = Run()
+        try:
+            await asyncio.wait_for(self._read_run(run, start), self.timeout)
+        except asyncio.TimeoutError:
+            run.errors.append(f"no answer within {self.timeout:.0f} s")
+        except websockets.ConnectionClosed as closed:
+            run.errors.append(f"connection closed: {closed}")
+        return run
+
+    async def _read_run(self, run: Run, start: float) -> None:
+        expect_code = tabs_key = None
+        while True:
+            frame = await self.ws.recv()
+            message = ForwardMsg()
+            message.ParseFromString(frame)
+            kind = message.WhichOneof("type")
+            if kind == "page_info_changed":
+                self.query_string = message.page_info_changed.query_string
+            elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
+                element = message.delta.new_element
+                element_kind = element.WhichOneof("type")
+                proto = getattr(element, element_kind)
+                widget_id = getattr(proto, "id", "")
+                if widget_id and "-" in widget_id:
+                    self.widgets[widget_id.rsplit("-", 1)[1]] = (widget_id, proto)
+                if element_kind == "exception":
+                    run.errors.append(f"exception: {proto.type}: {proto.message[:200]}")
+                elif element_kind == "alert" and proto.format == proto.ERROR:
+                    run.errors.append(f"error notice: {proto.body[:200]}")
+                elif element_kind == "plotly_chart" and run.drawn is None:
+                    run.drawn = time.perf_counter() - start
+                elif element_kind == "markdown":
+                    if proto.body.startswith("### ") and not run.translation:
+                        run.translation = proto.body[4:].strip()
+                    elif proto.body == "Source pieces (SentencePiece)":  # the English page's label
+                        expect_code = "source"
+                elif element_kind == "code" and expect_code == "source":
+                    run.source_pieces, expect_code = proto.code_text, None
+            elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
+                block = message.delta.add_block
+                if block.WhichOneof("type") == "tab_container" and block.tab_container.id:
+                    tabs_key = block.tab_container.id.rsplit("-", 1)[1]
+                    self.widgets[tabs_key] = (block.tab_container.id, block)
+                    self.tab_labels[tabs_key] = []
+                elif block.WhichOneof("type") == "tab" and tabs_key:
+                    self.tab_labels[tabs_key].append(block.tab.label)
+            elif kind == "script_finished":
+                run.served = time.perf_counter() - start
+                if message.script_finished not in (ForwardMsg.FINISHED_SUCCESSFULLY,
+                                                   ForwardMsg.FINISHED_EARLY_FOR_RERUN):
+                    run.errors.append(f"script finished with status {message.script_finished}")
+                return
+
+
+def shows_sentence(run: Run, sentence: str) -> bool:
+    """The page's source pieces spell the student's own sentence (no cross-talk)."""
+    pieces = run.source_pieces.replace("</s>", "").replace("▁", "").replace(" ", "").replace("\n", "")
+    return bool(pieces) and pieces.lower() == sentence.replace(" ", "").lower()
+
+
+# ---------------------------------------------------------------- the class
+
+
+@dataclass
+class Results:
+    served: dict[str, list[float]] = field(default_factory=dict)
+    drawn: dict[str, list[float]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def record(self, action: str, run: Run, sentence: str | None = None) -> None:
+        if run.served is not None:
+            self.served.setdefault(action, []).append(run.served)
+        if run.drawn is not None:
+            self.drawn.setdefault(action, []).append(run.drawn)
+        self.errors += [f"{action}: {e}" for e in run.errors]
+        if sentence is not None and run.served is not None and not shows_sentence(run, sentence):
+            self.errors.append(f"{action}: the page shows {run.source_pieces!r}, not {sentence!r}")
+
+
+async def think(rng: random.Random, seconds: float) -> None:
+    if seconds > 0:
+        await asyncio.sleep(rng.uniform(0.5 * seconds, 1.5 * seconds))
+
+
+async def open_page(student: Student, results: Results) -> None:
+    await student.connect()
+    results.record("open", await student.rerun())
+
+
+async def lesson(student: Student, rng: random.Random, n_sentences: int, think_s: float, results: Results) -> None:
+    """Type n sentences of one's own, changing the layer and the tab after each."""
+    for _ in range(n_sentences):
+        await think(rng, think_s)
+        sentence = student_sentence(rng)
+        results.record("sentence", await student.rerun(sentence=sentence), sentence)
+        await think(rng, think_s)
+        layer = student.widgets["layer"][1]
+        results.record("layer", await student.rerun(layer=rng.choice([o for o in layer.options
+                                                                        if o != layer.options[layer.default]])))
+        await think(rng, think_s)
+        labels = student.tab_labels["view_tab_group_maps"][:3]  # the encoder, decoder and cross-attention views
+        current = student.values.get(student.widget_id("view_tab_group_maps"), labels[0])
+        results.record("tab", await student.rerun(view_tab_group_maps=rng.choice([x for x in labels
+                                                                                   if x != current])))
+
+
+async def burst(students: list[Student], sentences: list[str], action: str, results: Results) -> float:
+    """Every student sends their sentence at the same moment; returns when the last one was served."""
+    start = time.perf_counter()
+    runs = await asyncio.gather(*(s.rerun(sentence=x) for s, x in zip(students, sentences)))
+    for run, sentence in zip(runs, sentences):
+        results.record(action, run, sentence)
+    if action == "burst-identical" and len({r.translation for r in runs}) > 1:
+        results.errors.append(f"{action}: students got different translations of one sentence")
+    return time.perf_counter() - start
+
+
+def long_sentence(rng: random.Random, n_words: int) -> str:
+    """A long pasted text: everyday clauses joined, about n_words words."""
+    clauses: list[str] = []
+    while sum(len(c.split()) for c in clauses) < n_words:
+        clauses.append(student_sentence(rng).rstrip(".").lower())
+    return " and ".join(clauses).capitalize() + "."
+
+
+async def heavy(students: list[Student], rng: random.Random, words: int, beam: int, results: Results) -> float:
+    """Each student opens a link with a long sentence of their own and beam search, all at once."""
+    sentences = [long_sentence(rng, words) for _ in students]
+    start = time.perf_counter()
+
+    async def one(student: Student, sentence: str) -> None:
+        await student.connect()
+        student.query_string = urllib.parse.urlencode({"s": sentence, "beam": beam})
+        results.record("heavy", await student.rerun())
+
+    await asyncio.gather(*(one(s, x) for s, x in zip(students, sentences)))
+    return time.perf_counter() - start
+
+
+async def run_heavy(args, url: str, pids_of) -> dict:
+    """One heavy request alone, then --heavy of them at once; resident memory before, at the peak and after
+    the sessions closed."""
+    rng = random.Random(args.seed)
+    results = Results()
+    samples: list[tuple[float, float, float]] = []
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(sample_server(pids_of, samples, stop))
+    report: dict = {"heavy_words": args.heavy_words, "beam": args.beam}
+
+    async def phase(n: int, name: str) -> None:
+        students = [Student(url, args.timeout) for _ in range(n)]
+        first = len(samples)
+        report[f"{name}_s"] = round(await heavy(students, rng, args.heavy_words, args.beam, results), 2)
+        await asyncio.gather(*(s.close() for s in students), return_exceptions=True)
+        report[f"{name}_rss_peak_mib"] = round(max(x[2] for x in samples[first:]))
+        await asyncio.sleep(args.settle)
+        report[f"{name}_rss_after_mib"] = round(samples[-1][2])
+
+    try:
+        await asyncio.sleep(1)
+        warm = Student(url, args.timeout)  # load the model: the baseline is a server that has served a page
+        await open_page(warm, results)
+        await warm.close()
+        await asyncio.sleep(1)
+        report["rss_before_mib"] = round(samples[-1][2])
+        await phase(1, "one")
+        await phase(args.heavy, "together")
+    finally:
+        stop.set()
+        await sampler
+    base = report["rss_before_mib"]
+    report["together_over_one"] = round((report["together_rss_peak_mib"] - base)
+                                        / max(1, report["one_rss_peak_mib"] - base), 2)
+    report["served_s"] = {action: quantiles(v) for action, v in results.served.items()}
+    report["errors"] = len(results.errors)
+    report["first_errors"] = results.errors[:10]
+    return report
+
+
+async def saturate(student: Student, rng: random.Random, until: float, results: Results) -> int:
+    served = 0
+    while time.perf_counter() < until:
+        sentence = student_sentence(rng)
+        run = await student.rerun(sentence=sentence)
+        results.record("sentence", run, sentence)
+        served += run.served is not None and time.perf_counter() <= until
+    return served
+
+
+# ---------------------------------------------------------------- the server and /proc
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, timeout: float = 180) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"{url} never became healthy")
+
+
+@contextlib.contextmanager
+def start_server(workers: int, env: dict[str, str]):
+    """`streamlit run app.py` (workers 0) or `python -m serve --workers N`; yields (url, process)."""
+    port = free_port()
+    if workers:
+        command = [sys.executable, "-m", "serve", "--workers", str(workers), "--port", str(port),
+                   "--address", "127.0.0.1", "--first-replica-port", str(free_port())]
+    else:
+        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                   "--server.port", str(port), "--server.address", "127.0.0.1",
+                   "--browser.gatherUsageStats", "false"]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url)
+        if workers:  # every replica up, not only the first that HAProxy found
+            for _ in range(60):
+                if len(replica_pids(process.pid)) >= workers:
+                    break
+                time.sleep(1)
+            time.sleep(3)
+        yield url, process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo += children(current)
+    return out
+
+
+def replica_pids(pid: int) -> list[int]:
+    pids = []
+    for p in descendants(pid):
+        with contextlib.suppress(OSError):
+            if b"streamlit" in Path(f"/proc/{p}/cmdline").read_bytes():
+                pids.append(p)
+    return pids
+
+
+def cpu_seconds_and_rss(pids: list[int]) -> tuple[float, float]:
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = rss = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu += (int(fields[11]) + int(fields[12])) / ticks
+            rss += int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return cpu, rss
+
+
+async def sample_server(pids_of, samples: list[tuple[float, float, float]], stop: asyncio.Event) -> None:
+    """(time, CPU seconds, RSS MiB) every half second, over the server's processes (the replicas)."""
+    while not stop.is_set():
+        cpu, rss = cpu_seconds_and_rss(pids_of())
+        samples.append((time.perf_counter(), cpu, rss))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+
+
+def cpu_summary(samples: list[tuple[float, float, float]]) -> dict:
+    rates = [100 * (c2 - c1) / (t2 - t1) for (t1, c1, _), (t2, c2, _) in zip(samples, samples[1:]) if t2 > t1]
+    if not rates:
+        return {}
+    total = 100 * (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
+    return {"cpu_mean_percent": round(total), "cpu_max_percent": round(max(rates)),
+            "rss_peak_mib": round(max(s[2] for s in samples)), "rss_end_mib": round(samples[-1][2])}
+
+
+def computations(log: Path | None, since: int) -> tuple[int, dict[str, int]]:
+    """Lines of the server's computation log after line `since`: (line count, {kind: count})."""
+    if log is None or not log.exists():
+        return since, {}
+    lines = log.read_text().splitlines()
+    kinds: dict[str, int] = {}
+    for line in lines[since:]:
+        kinds[line.split("\t")[0]] = kinds.get(line.split("\t")[0], 0) + 1
+    return len(lines), kinds
+
+
+# ---------------------------------------------------------------- main
+
+
+async def run_class(args, url: str, pids_of, log: Path | None) -> dict:
+    rng = random.Random(args.seed)
+    results = Results()
+    students = [Student(url, args.timeout) for _ in range(args.students)]
+    samples: list[tuple[float, float, float]] = []
+    stop = asyncio.Event()
+    sampler = asyncio.create_task(sample_server(pids_of, samples, stop))
+    report: dict = {"students": args.students, "think_s": args.think, "sentences_each": args.sentences}
+    try:
+        # the class arrives over a few seconds, as a class does
+        async def arrive(i: int, student: Student) -> None:
+            await asyncio.sleep(rng.uniform(0, args.arrival))
+            await open_page(student, results)
+
+        await asyncio.gather(*(arrive(i, s) for i, s in enumerate(students)))
+        if args.throughput:
+            until = time.perf_counter() + args.throughput
+            served = await asyncio.gather(*(saturate(s, random.Random(args.seed + i), until, results)
+                                            for i, s in enumerate(students)))
+            report["throughput_sentences_per_minute"] = round(sum(served) * 60 / args.throughput, 1)
+        else:
+            await asyncio.gather(*(lesson(s, random.Random(args.seed + i), args.sentences, args.think, results)
+                                   for i, s in enumerate(students)))
+            tag = f"{rng.randrange(10**6):06d}"  # new sentences, not cached by an earlier run of this script
+            line, _ = computations(log, 0)
+            different = [f"Student {i} of class {tag} reads a book." for i in range(len(students))]
+            report["burst_different_last_s"] = round(await burst(students, different, "burst-different", results), 3)
+            line, kinds = computations(log, line)
+            report["burst_different_computed"] = kinds.get("hypotheses") if log else None
+            identical = [f"The whole class {tag} reads the sentence on the board."] * len(students)
+            report["burst_identical_last_s"] = round(await burst(students, identical, "burst-identical", results), 3)
+            _, kinds = computations(log, line)
+            report["burst_identical_computed"] = kinds.get("hypotheses") if log else None
+    finally:
+        stop.set()
+        await sampler
+        await asyncio.gather(*(s.close() for s in students), return_exceptions=True)
+    report["served_s"] = {action: quantiles(v) for action, v in results.served.items()}
+    report["drawn_s"] = {action: quantiles(v) for action, v in results.drawn.items()}
+    report["errors"] = len(results.errors)
+    report["first_errors"] = results.errors[:10]
+    report |= cpu_summary(samples)
+    return report
+
+
+def measure(argv=None) -> dict:
+    """Parse the command line, run the class (starting the server unless --url), return the report."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--students", type=int, default=30)
+    p.add_argument("--sentences", type=int, default=3, help="own sentences per student")
+    p.add_argument("--think", type=float, default=5.0, help="mean seconds between a student's actions")
+    p.add_argument("--arrival", type=float, default=10.0, help="students open the page over this many seconds")
+    p.add_argument("--throughput", type=float, default=0,
+                   help="instead of the lesson: sentences back to back for this many seconds")
+    p.add_argument("--heavy", type=int, default=0,
+                   help="instead of the lesson: one long beam-search request alone, then this many at once")
+    p.add_argument("--heavy-words", type=int, default=300)
+    p.add_argument("--beam", type=int, default=8)
+    p.add_argument("--settle", type=float, default=10, help="seconds after heavy requests before memory is read")
+    p.add_argument("--workers", type=int, default=0, help="start python -m serve --workers N (0: streamlit run)")
+    p.add_argument("--url", help="a server already running (then CPU and memory are not measured)")
+    p.add_argument("--checkpoints", help="ATTENTION_EXPLORER_CHECKPOINTS for the server this script starts")
+    p.add_argument("--timeout", type=float, default=120)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(argv)
+
+    run = (lambda url, pids_of, log: run_heavy(args, url, pids_of)) if args.heavy else (
+        lambda url, pids_of, log: run_class(args, url, pids_of, log))
+    if args.url:
+        report = asyncio.run(run(args.url, lambda: [], None))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "computations.log"
+            env = dict(os.environ, ATTENTION_EXPLORER_COMPUTE_LOG=str(log))
+            if args.checkpoints:
+                env["ATTENTION_EXPLORER_CHECKPOINTS"] = args.checkpoints
+            with start_server(args.workers, env) as (url, process):
+                report = asyncio.run(run(url, lambda: replica_pids(process.pid), log))
+        report["workers"] = args.workers
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return report
+
+
+def main(argv=None) -> int:
+    report = measure(argv)
+    print(json.dumps(report, indent=1, ensure_ascii=False))
+    return 1 if report["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
