@@ -7,7 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from model import align, attribute, decode, export
-from ui import widgets
+from ui import models, widgets
 from ui.common import KIND_TAB, attention_heatmap, axis_names, chart, head_name, layer_of_kind
 from ui.models import get_alignment, get_flow, get_model
 from viz import attention as attention_viz
@@ -147,17 +147,18 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         on_click="ignore",
         help=t("download_npz_help", lang),
     )
-    grid = attention_viz.attention_grid(
+    highlight = (layer - 1, int(head) - 1) if head != "mean" and (method == "attention" or method in
+                                                                  attribute.HEAD_METHODS) else None
+    raw = method == "attention"
+    grid = models.shared_figure(tr, ("grid", kind, highlight, raw, lang), lambda: attention_viz.attention_grid(
         attention,
-        title=t("grid_title" if method == "attention" else "grid_title_raw", lang, layers=attention.shape[0],
-                heads=attention.shape[1]),
+        title=t("grid_title" if raw else "grid_title_raw", lang, layers=attention.shape[0], heads=attention.shape[1]),
         masked=attention_viz.causal_mask(attention.shape[-1]) if kind == "decoder_self" else None,
         layer_label=t("layer", lang),
         head_label=t("head", lang),
-        highlight=(layer - 1, int(head) - 1) if head != "mean" and (method == "attention" or method in
-                                                                    attribute.HEAD_METHODS) else None,
+        highlight=highlight,
         query_label=t("query", lang),
         key_label=t("key", lang),
-    )
+    ))
     chart(grid, key=f"grid-{kind}")
     st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))

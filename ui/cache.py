@@ -46,8 +46,9 @@ class ComputeSlots:
     intra-op thread each, n = the number of cores keeps every core busy without oversubscribing them, and bounds
     the memory of heavy requests (a 300-word beam-8 sentence) that would otherwise all run side by side."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, release_memory: bool = True):
         self.n = max(1, n)
+        self.release_memory = release_memory  # hand freed memory back when the last computation ends
         self._semaphore = threading.BoundedSemaphore(self.n)
         self._lock = threading.Lock()
         self.running = 0
@@ -69,7 +70,7 @@ class ComputeSlots:
             self.running -= 1
             idle = self.running == 0
         self._semaphore.release()
-        if idle:
+        if idle and self.release_memory:
             release_free_memory()
         return False
 
@@ -104,9 +105,10 @@ class ByteBudgetCache:
     not cached, so the next request tries again."""
 
     def __init__(self, max_bytes: int, slots: ComputeSlots | None = None,
-                 on_compute: Callable[[Hashable], None] | None = None):
+                 on_compute: Callable[[Hashable], None] | None = None, size: Callable[[Any], int] = array_bytes):
         self.max_bytes = max_bytes
         self.slots = slots or ComputeSlots(1 << 16)  # no bound unless given one
+        self.size = size  # the bytes a value holds
         self.on_compute = on_compute  # called with the key after each computation (benchmarks count them)
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
@@ -125,6 +127,11 @@ class ByteBudgetCache:
         with self._lock:
             self._items.clear()
             self._bytes = 0
+
+    def discard(self, key: Hashable) -> None:
+        with self._lock:
+            if key in self._items:
+                self._bytes -= self._items.pop(key)[1]
 
     def values(self) -> list[Any]:
         with self._lock:
@@ -161,7 +168,7 @@ class ByteBudgetCache:
             flight.error = error
             flight.done.set()
             raise
-        size = array_bytes(value)
+        size = self.size(value)
         with self._lock:
             self.computed += 1
             self._items[key] = (value, size)

@@ -12,7 +12,7 @@ import streamlit as st
 from model import decode, head_search, probe
 from model.tokenizer import group_pieces_into_words
 from model.transformer import ATTENTION_KINDS as KINDS
-from ui import widgets
+from ui import models, widgets
 from viz import attention as attention_viz
 from viz.text import markdown_literal, t
 
@@ -164,6 +164,17 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
     title: instead of the kind, layer and head. values: another account of the same view (queries, keys) to
     draw instead of the attention weights (model.attribute.view_map); signed: its scores have either sign."""
+    if values is None:  # the raw weights: one figure for every session on this translation and view
+        present = bool(st.session_state.get("present"))
+        return models.shared_figure(tr, ("heatmap", kind, layer, head, lang, word_level, languages, title, present),
+                                    lambda: _attention_heatmap(tr, kind, layer, head, lang, word_level, languages,
+                                                               title, None, signed, value_label, present))
+    return _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title, values, signed,
+                              value_label, bool(st.session_state.get("present")))
+
+
+def _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label,
+                       present: bool):
     queries, keys = tr.axis_pieces(kind)
     weights = selected_weights(tr.attention(kind), layer, head) if values is None else values
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
@@ -175,8 +186,8 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     query_axis, key_axis = axis_names(kind, lang)
     fig = attention_viz.attention_heatmap(
         weights, queries, keys, query_axis, key_axis,
-        font_scale=PRESENTATION_SCALE if st.session_state.get("present") else 1.0,
-        max_height=PRESENTATION_MAP_HEIGHT if st.session_state.get("present") else None,
+        font_scale=PRESENTATION_SCALE if present else 1.0,
+        max_height=PRESENTATION_MAP_HEIGHT if present else None,
         title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked, masked_label=t("masked_cell", lang),
         predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),

@@ -1,20 +1,24 @@
 """The model, loaded once per process, and translations, computed once per (checkpoint, sentence, decoding,
-what-if) into a byte-bounded cache shared by every session."""
+what-if) into a byte-bounded cache shared by every session; the figures of a translation's views, built once
+for every session that shows them."""
 
 from __future__ import annotations
 
-import streamlit as st
-
 import hashlib
 import json
+import os
+import weakref
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
 
 from model import attribute, decode, faithfulness, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
-import os
-
-from ui.cache import ByteBudgetCache, ComputeSlots
+from ui.cache import ByteBudgetCache, ComputeSlots, array_bytes
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
@@ -84,6 +88,44 @@ def heavy_page_slots() -> ComputeSlots:
 
 def is_heavy(tr: decode.Translation) -> bool:
     return max(len(tr.source_pieces), len(tr.target_pieces)) > HEAVY_PIECES
+
+
+# Figures shared by the sessions that show the same view of the same translation (a class on the sentence on
+# the board): building a Plotly figure is most of a page's own time once the translation is cached.
+FIGURE_CACHE_BYTES = 64 * 2**20
+
+
+def figure_bytes(value) -> int:
+    """The bytes of the numpy arrays a figure's traces hold (plotly keeps data arrays as numpy), plus those of
+    any arrays beside it."""
+    if isinstance(value, go.Figure):
+        return 4096 + sum(v.nbytes for trace in value.data for v in trace._props.values()
+                          if isinstance(v, np.ndarray))
+    if isinstance(value, (tuple, list)):
+        return sum(figure_bytes(item) for item in value)
+    return array_bytes(value)
+
+
+@st.cache_resource(show_spinner=False)
+def figure_cache() -> ByteBudgetCache:
+    return ByteBudgetCache(FIGURE_CACHE_BYTES, ComputeSlots(1 << 16, release_memory=False), size=figure_bytes)
+
+
+def shared_figure(tr: decode.Translation, key: tuple, build: Callable[[], object]):
+    """build() for this translation and view, built once for every session that shows it. key: everything
+    besides the translation that the result depends on (view, layer, head, language, ...). Entries hold the
+    translation weakly: they never keep a dropped translation alive, and one whose id a new translation reuses
+    is built again."""
+    cache, full_key = figure_cache(), (id(tr), *key)
+
+    def compute():
+        return weakref.ref(tr), build()
+
+    owner, value = cache.get(full_key, compute)
+    if owner() is not tr:
+        cache.discard(full_key)
+        owner, value = cache.get(full_key, compute)
+    return value
 
 
 def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = (),

@@ -153,3 +153,43 @@ def test_at_most_n_computations_run_at_once_and_the_rest_wait_their_turn():
         th.join(timeout=10)
     assert results == {i: i for i in range(8)} and cache.slots.most_running == 2 and cache.computed == 8
     assert cache.slots.running == 0 and cache.slots.queued == 0
+
+
+def test_sessions_on_the_same_translation_and_view_share_one_figure():
+    import plotly.graph_objects as go
+
+    from ui import models
+
+    class FakeTranslation:  # shared_figure needs only identity and a weak reference
+        pass
+
+    built = []
+
+    def build():
+        built.append(1)
+        return go.Figure(go.Heatmap(z=np.zeros((4, 4), dtype=np.float32)))
+
+    first, second = FakeTranslation(), FakeTranslation()
+    a = models.shared_figure(first, ("heatmap", 1, "en"), build)
+    assert models.shared_figure(first, ("heatmap", 1, "en"), build) is a and len(built) == 1
+    models.shared_figure(first, ("heatmap", 2, "en"), build)  # another layer: another figure
+    models.shared_figure(second, ("heatmap", 1, "en"), build)  # another translation: another figure
+    assert len(built) == 3
+    assert models.figure_bytes(a) >= 4 * 4 * 4  # the trace's float32 array is counted
+
+
+def test_a_figure_is_not_reused_for_a_new_translation_that_reuses_an_old_id():
+    from ui import models
+
+    class FakeTranslation:
+        pass
+
+    old = FakeTranslation()
+    models.shared_figure(old, ("stale-test",), lambda: "old figure")
+    new = FakeTranslation()
+    key = (id(new), "stale-test")
+    cache = models.figure_cache()
+    # what a reused id looks like: an entry under the new object's id whose owner is another object
+    cache.discard(key)
+    cache.get(key, lambda: (__import__("weakref").ref(old), "old figure"))
+    assert models.shared_figure(new, ("stale-test",), lambda: "new figure") == "new figure"
