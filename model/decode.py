@@ -53,6 +53,16 @@ def greedy_batch(
     model: Transformer, sources: list[list[int]], max_len: int | None = None, head_mask: dict | None = None
 ) -> list[list[int]]:
     """Source id lists (ending in </s>) -> output id lists (without <s>/</s>). head_mask as in Transformer.forward."""
+    written = greedy_batch_tokens(model, sources, max_len, head_mask)
+    return [tokens[:-1] if tokens[-1:] == [EOS_ID] else [t for t in tokens if t != PAD_ID] for tokens in written]
+
+
+@torch.inference_mode()
+def greedy_batch_tokens(
+    model: Transformer, sources: list[list[int]], max_len: int | None = None, head_mask: dict | None = None
+) -> list[list[int]]:
+    """Every id each sentence's greedy decoder wrote, as one greedy translation's target_ids: ending in </s> when
+    it finished, cut at the length limit when not."""
     head_mask = head_mask or {}
     src = pad_batch(sources)
     encoded = model.encode(src, AttentionOptions(head_mask=head_mask.get("encoder_self")))
@@ -62,6 +72,7 @@ def greedy_batch(
     limits = torch.tensor([max_len or max_output_length(model, len(s)) for s in sources])
     ys = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
     finished = torch.zeros(len(sources), dtype=torch.bool)
+    lengths = limits.clone()  # ids written by each sentence, </s> included
     cache = DecoderCache([], [])
     for step in range(int(limits.max())):
         # A finished row goes on being fed padding; what it computes is never read.
@@ -69,13 +80,12 @@ def greedy_batch(
         cache = decoded.cache
         next_token = decoded.logits[:, -1].argmax(-1).masked_fill(finished, PAD_ID)
         ys = torch.cat([ys, next_token[:, None]], dim=1)
-        finished |= (next_token == EOS_ID) | (limits <= step + 1)
+        ends = ~finished & ((next_token == EOS_ID) | (limits <= step + 1))
+        lengths[ends] = step + 1
+        finished |= ends
         if finished.all():
             break
-    outputs = []
-    for row in ys[:, 1:].tolist():
-        outputs.append(row[: row.index(EOS_ID)] if EOS_ID in row else [t for t in row if t != PAD_ID])
-    return outputs
+    return [row[:n] for row, n in zip(ys[:, 1:].tolist(), lengths.tolist())]
 
 
 @dataclass

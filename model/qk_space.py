@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
-from .decode import Translation, translate
+from .decode import Translation, encode_source, greedy_batch_tokens, pad_batch
+from .tokenizer import BOS_ID
+from .transformer import AttentionOptions
 
 POSITIONAL_SHARE = 0.9  # a head counts as positional here when this share of rows has its argmax at one offset
 
@@ -26,12 +29,30 @@ class QKSample:
     sentences: int
 
 
+@torch.inference_mode()
 def sample_qk(loaded, sentences: list[str]) -> QKSample:
-    """Greedy translations of the sample sentences; every head's queries and keys, stacked over sentences."""
-    runs = [translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, s) for s in sentences]
-    stacked = {name: {kind: np.concatenate([r.qkv[kind][name] for r in runs], axis=2).astype(np.float32)
-                      for kind in ("encoder_self", "decoder_self", "cross")}  # (layers, heads, n, d_k) each
-               for name in ("q", "k")}
+    """Greedy translations of the sample sentences; every head's queries and keys, stacked over sentences.
+
+    Batched: one greedy run for all sentences, then one teacher-forced pass over the outputs with the queries and
+    keys recorded, each sentence's padding cut off again (batching changes no number a sentence computes:
+    tests/model/test_qk_space.py compares with translating each sentence alone; a model that wrote the padding
+    id itself would read it as padding here, which a trained one never does)."""
+    model = loaded.model
+    sources = [encode_source(loaded.source_tokenizer, s.strip(), model.cfg.max_len)[0] for s in sentences]
+    written = greedy_batch_tokens(model, sources)
+    fed = [[BOS_ID] + tokens[:-1] for tokens in written]  # what the decoder read at each step that wrote one
+    options = AttentionOptions(need_qkv=True)
+    encoded = model.encode(pad_batch(sources), options)
+    decoded = model.decode(pad_batch(fed), encoded, options, options)
+    # (batch, layers, heads, positions, d_k) per kind and name, and the positions of each sentence that are real
+    recorded = {"encoder_self": (encoded.qkv, [len(s) for s in sources], [len(s) for s in sources]),
+                "decoder_self": (decoded.self_qkv, [len(f) for f in fed], [len(f) for f in fed]),
+                "cross": (decoded.cross_qkv, [len(f) for f in fed], [len(s) for s in sources])}
+    stacked: dict[str, dict[str, np.ndarray]] = {"q": {}, "k": {}}
+    for kind, (qkv, query_lengths, key_lengths) in recorded.items():
+        for name, lengths in (("q", query_lengths), ("k", key_lengths)):
+            stacked[name][kind] = torch.cat([qkv[name][i, :, :, :n] for i, n in enumerate(lengths)],
+                                            dim=2).float().numpy()  # (layers, heads, points, d_k)
     return QKSample(stacked["q"], stacked["k"], len(sentences))
 
 
