@@ -32,7 +32,7 @@ from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
 from ui.models import (get_calibration, get_forced, get_hypotheses, get_model, get_scores, heavy_page_slots,
                        is_heavy, translation_cache)
 from ui.positional import show_positional
-from ui.qk_space import show_qk_space
+from ui.qk_space import show_qk_space, warm_qk_sample
 from ui.scaling import show_scaling
 from ui.search import show_head_search
 from ui.steps import show_steps
@@ -495,6 +495,8 @@ def main() -> None:
     init_state(checkpoints)
     widgets.keep(VIEW_WIDGETS)
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
+    if loaded is not None:  # the query-key view's held-out sample, computed in the background once per server
+        warm_qk_sample(str(CHECKPOINT_ROOT / st.session_state.checkpoint))
     sidebar({name: read_metadata(CHECKPOINT_ROOT / name) for name in checkpoints})
     lang = st.session_state.lang
 

@@ -124,8 +124,9 @@ class Student:
     def widget_id(self, key: str) -> str:
         return self.widgets[key][0]
 
-    async def rerun(self, **changes) -> Run:
-        """Set widgets by key (text, option label, tab label, bool) and run the script once."""
+    async def rerun(self, press: str | None = None, **changes) -> Run:
+        """Set widgets by key (text, option label, tab label, bool), press the button keyed `press` (a trigger:
+        sent this once), and run the script once."""
         for key, value in changes.items():
             self.values[self.widget_id(key)] = value
         message = BackMsg()
@@ -139,6 +140,10 @@ class Student:
                 widget.bool_value = value
             else:
                 widget.string_value = str(value)
+        if press is not None:
+            button = state.widget_states.widgets.add()
+            button.id = self.widget_id(press)
+            button.trigger_value = True
         start = time.perf_counter()
         await self.ws.send(message.SerializeToString())
         run = Run()
@@ -164,8 +169,8 @@ class Student:
                 element_kind = element.WhichOneof("type")
                 proto = getattr(element, element_kind)
                 widget_id = getattr(proto, "id", "")
-                if widget_id and "-" in widget_id:
-                    self.widgets[widget_id.rsplit("-", 1)[1]] = (widget_id, proto)
+                if widget_id.count("-") >= 2:
+                    self.widgets[widget_key(widget_id)] = (widget_id, proto)
                 if element_kind == "exception":
                     run.errors.append(f"exception: {proto.type}: {proto.message[:200]}")
                 elif element_kind == "alert" and proto.format == proto.ERROR:
@@ -182,7 +187,7 @@ class Student:
             elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
                 block = message.delta.add_block
                 if block.WhichOneof("type") == "tab_container" and block.tab_container.id:
-                    tabs_key = block.tab_container.id.rsplit("-", 1)[1]
+                    tabs_key = widget_key(block.tab_container.id)
                     self.widgets[tabs_key] = (block.tab_container.id, block)
                     self.tab_labels[tabs_key] = []
                 elif block.WhichOneof("type") == "tab" and tabs_key:
@@ -193,6 +198,11 @@ class Student:
                                                    ForwardMsg.FINISHED_EARLY_FOR_RERUN):
                     run.errors.append(f"script finished with status {message.script_finished}")
                 return
+
+
+def widget_key(widget_id: str) -> str:
+    """The key the app gave a widget: Streamlit's ids are "$$ID-<hash>-<key>" (keys may hold hyphens)."""
+    return widget_id.split("-", 2)[-1]
 
 
 def shows_sentence(run: Run, sentence: str) -> bool:

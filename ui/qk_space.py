@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
 import streamlit as st
 
 from model import qk_space
 from model.data import read_everyday
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
-from ui.models import get_model
+from ui.models import get_model, translation_cache
 from viz import attention as attention_viz
 from viz.steps import qk_space_figure
 from viz.text import t
@@ -15,12 +18,44 @@ from viz.text import t
 SAMPLE_SENTENCES = 60  # of our everyday sentences (never trained on): about 600 queries and keys per head
 
 
+class QKSamples:
+    """The held-out sample of each checkpoint, computed once per server in a background thread: started by the
+    first page that loads the checkpoint (warm), so the view opens without waiting for it (about a second of
+    model work on one core, inside one of the model's slots)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qk-sample")
+        self._futures: dict[str, Future] = {}
+
+    def future(self, checkpoint: str, loaded) -> Future:
+        with self._lock:
+            future = self._futures.get(checkpoint)
+            if future is None or (future.done() and future.exception() is not None):  # a failure is tried again
+                future = self._futures[checkpoint] = self._pool.submit(self._compute, loaded)
+            return future
+
+    @staticmethod
+    def _compute(loaded) -> qk_space.QKSample:
+        language = loaded.metadata.get("target_language", "zh")
+        sentences = [e.source for e in read_everyday(language)][:SAMPLE_SENTENCES]
+        with translation_cache().slots:
+            return qk_space.sample_qk(loaded, sentences)
+
+
 @st.cache_resource(show_spinner=False)
+def qk_samples() -> QKSamples:
+    return QKSamples()
+
+
+def warm_qk_sample(checkpoint: str) -> None:
+    """Start computing the checkpoint's sample in the background if no page has yet (cheap once started)."""
+    qk_samples().future(checkpoint, get_model(checkpoint))
+
+
 def get_qk_sample(checkpoint: str) -> qk_space.QKSample:
-    """Once per server and checkpoint: every head's queries and keys over the held-out sample."""
-    loaded = get_model(checkpoint)
-    language = loaded.metadata.get("target_language", "zh")
-    return qk_space.sample_qk(loaded, [e.source for e in read_everyday(language)][:SAMPLE_SENTENCES])
+    """Every head's queries and keys over the held-out sample (waits if its computation is still running)."""
+    return qk_samples().future(checkpoint, get_model(checkpoint)).result()
 
 
 def show_qk_space(ctx: Context) -> None:
@@ -32,7 +67,7 @@ def show_qk_space(ctx: Context) -> None:
     head = 0 if ctx.head == "mean" else int(ctx.head) - 1
     if ctx.head == "mean":
         st.caption(t("mean_shows_head_1", lang))
-    with st.spinner(t("qk_sampling", lang, n=SAMPLE_SENTENCES)):
+    with st.spinner(t("qk_sampling", lang, n=SAMPLE_SENTENCES)):  # only if the background run is not done yet
         sample = get_qk_sample(ctx.checkpoint)
     q, k = qk_space.head_points(tr, kind, layer - 1, head)
     projection = qk_space.project(q, k, sample.queries[kind][layer - 1, head], sample.keys[kind][layer - 1, head])
