@@ -340,7 +340,10 @@ class IntegratedGradients:
 
     name = "integrated-gradients"
 
-    def __init__(self, steps: int = 32, max_steps: int = 512, tolerance: float = 0.01, rows_per_batch: int = 256):
+    # 1,024: on the shipped en-zh model the last piece of "Tom chases Jerry." misses by 2.5, 4.0, 1.8, 1.1 % at
+    # 64-512 intervals (a gradient that jumps where a ReLU or a softmax switches converges slowly and not
+    # monotonically) and by 0.13 % at 1,024. Only the pieces still off go that far.
+    def __init__(self, steps: int = 32, max_steps: int = 1024, tolerance: float = 0.01, rows_per_batch: int = 256):
         self.first_steps, self.max_steps, self.tolerance, self.rows_per_batch = steps, max_steps, tolerance, rows_per_batch
 
     def steps(self, model: Transformer, p: ForcedPass, only_step: int | None = None) -> StepAttribution:
