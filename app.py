@@ -30,7 +30,7 @@ from ui.head_stats import show_head_statistics
 from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
 from ui.models import (get_calibration, get_forced, get_hypotheses, get_model, get_scores, heavy_page_slots,
-                       is_heavy, translation_cache)
+                       is_heavy, log_event, translation_cache)
 from ui.positional import show_positional
 from ui.qk_space import show_qk_space, warm_qk_sample
 from ui.scaling import show_scaling
@@ -476,7 +476,11 @@ def drawing_slot(tr, lang: str):
         note.info(t("drawing_queued", lang, n=slots.queued + 1))
     with slots:
         note.empty()
-        yield
+        log_event("draw-start")
+        try:
+            yield
+        finally:
+            log_event("draw-end")
 
 
 def main() -> None:

@@ -290,9 +290,21 @@ async def heavy(students: list[Student], rng: random.Random, words: int, beam: i
     return time.perf_counter() - start
 
 
-async def run_heavy(args, url: str, pids_of) -> dict:
-    """One heavy request alone, then --heavy of them at once; resident memory before, at the peak and after
-    the sessions closed."""
+def most_drawn_at_once(log: Path | None) -> int | None:
+    """The most long pages the server drew at the same moment (draw-start / draw-end lines of its log)."""
+    if log is None or not log.exists():
+        return None
+    now = most = 0
+    for line in log.read_text().splitlines():
+        kind = line.split("\t")[0]
+        now += (kind == "draw-start") - (kind == "draw-end")
+        most = max(most, now)
+    return most
+
+
+async def run_heavy(args, url: str, pids_of, log: Path | None = None) -> dict:
+    """One heavy request alone, then --heavy of them at once; resident memory before each, at its peak (the
+    kernel's VmHWM, reset at the start) and after the sessions closed."""
     rng = random.Random(args.seed)
     results = Results()
     samples: list[tuple[float, float, float]] = []
@@ -303,9 +315,12 @@ async def run_heavy(args, url: str, pids_of) -> dict:
     async def phase(n: int, name: str) -> None:
         students = [Student(url, args.timeout) for _ in range(n)]
         first = len(samples)
+        report[f"{name}_rss_start_mib"] = round(cpu_seconds_and_rss(pids_of())[1])
+        exact = reset_peak_memory(pids_of())  # the kernel's own peak, not the half-second samples
         report[f"{name}_s"] = round(await heavy(students, rng, args.heavy_words, args.beam, results), 2)
         await asyncio.gather(*(s.close() for s in students), return_exceptions=True)
-        report[f"{name}_rss_peak_mib"] = round(max(x[2] for x in samples[first:]))
+        sampled = max(x[2] for x in samples[first:])
+        report[f"{name}_rss_peak_mib"] = round(max(sampled, peak_memory_mib(pids_of())) if exact else sampled)
         await asyncio.sleep(args.settle)
         report[f"{name}_rss_after_mib"] = round(samples[-1][2])
 
@@ -314,16 +329,17 @@ async def run_heavy(args, url: str, pids_of) -> dict:
         warm = Student(url, args.timeout)  # load the model: the baseline is a server that has served a page
         await open_page(warm, results)
         await warm.close()
-        await asyncio.sleep(1)
+        await asyncio.sleep(5)  # the first page also starts the query-key view's sample in the background
         report["rss_before_mib"] = round(samples[-1][2])
         await phase(1, "one")
         await phase(args.heavy, "together")
     finally:
         stop.set()
         await sampler
-    base = report["rss_before_mib"]
-    report["together_over_one"] = round((report["together_rss_peak_mib"] - base)
-                                        / max(1, report["one_rss_peak_mib"] - base), 2)
+    # growth over each phase's start: long pages drawn side by side grow the server far more than one alone
+    growth = {name: report[f"{name}_rss_peak_mib"] - report[f"{name}_rss_start_mib"] for name in ("one", "together")}
+    report["together_over_one"] = round(growth["together"] / max(1, growth["one"]), 2)
+    report["most_drawn_at_once"] = most_drawn_at_once(log)
     report["served_s"] = {action: quantiles(v) for action, v in results.served.items()}
     report["errors"] = len(results.errors)
     report["first_errors"] = results.errors[:10]
@@ -441,6 +457,27 @@ async def sample_server(pids_of, samples: list[tuple[float, float, float]], stop
             await asyncio.wait_for(stop.wait(), 0.5)
 
 
+def reset_peak_memory(pids: list[int]) -> bool:
+    """Reset each process's peak resident memory (VmHWM) to its current size; False where Linux refuses."""
+    try:
+        for pid in pids:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_memory_mib(pids: list[int]) -> float:
+    """Sum over the processes of their peak resident memory since the last reset (VmHWM)."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1]) / 1024
+    return total
+
+
 def cpu_summary(samples: list[tuple[float, float, float]]) -> dict:
     rates = [100 * (c2 - c1) / (t2 - t1) for (t1, c1, _), (t2, c2, _) in zip(samples, samples[1:]) if t2 > t1]
     if not rates:
@@ -531,7 +568,7 @@ def measure(argv=None) -> dict:
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
 
-    run = (lambda url, pids_of, log: run_heavy(args, url, pids_of)) if args.heavy else (
+    run = (lambda url, pids_of, log: run_heavy(args, url, pids_of, log)) if args.heavy else (
         lambda url, pids_of, log: run_class(args, url, pids_of, log))
     if args.url:
         report = asyncio.run(run(args.url, lambda: [], None))

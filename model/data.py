@@ -96,6 +96,8 @@ CORPORA = {
     "multi30k-en-de": ("multi30k",),
     "tatoeba-en-de": ("tatoeba-en-de",),
     "tatoeba-multi30k-en-de": ("tatoeba-en-de", "multi30k"),
+    # a short fine-tune of the en-de model on names (issue 20): "Tom chases Jerry." -> "Tom jagt Je."
+    "names-en-de": ("tatoeba-en-de", "multi30k", "en-zh-extra"),
 }
 # In the combined English-German corpus Multi30k's 29k captions are seen this many times per epoch beside
 # Tatoeba's ~150k everyday pairs, so the captions' longer sentences are not drowned out.
@@ -129,6 +131,8 @@ def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:
         return _extra_en_zh_splits(data_dir)
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
+    if corpus == "names-en-de":
+        return _names_en_de_splits(data_dir)
     multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
     if corpus == "multi30k-en-de":
         return multi30k
@@ -238,26 +242,38 @@ def read_names(path: Path) -> dict[str, str]:
 
 
 def substitute_names(
-    pairs: list[tuple[str, str]], names: dict[str, str], copies: int = NAME_COPIES, seed: int = 7
+    pairs: list[tuple[str, str]], names: dict[str, str], copies: int = NAME_COPIES, seed: int = 7,
+    target_words: bool = False,
 ) -> list[tuple[str, str]]:
-    """For every pair whose English has a name of `names` as a word and whose Chinese has its transliteration,
-    `copies` new pairs with that name replaced by another on both sides. Deterministic (seeded)."""
+    """For every pair whose English has a name of `names` as a word and whose target has its rendering
+    (names[name]), `copies` new pairs with that name replaced by another on both sides. Deterministic (seeded).
+    target_words=True: the target writes names as words (German: a name is itself, "Toms" its genitive), so it is
+    matched and replaced as a word, possibly with a genitive s: "Tomate" is not "Tom"."""
     rng = random.Random(seed)
     pool = sorted(names)
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, pool)) + r")\b")
+
+    def in_target(name: str, text: str) -> bool:
+        return bool(re.search(rf"\b{re.escape(names[name])}(?=s?\b)", text)) if target_words else names[name] in text
+
+    def replaced(text: str, name: str, other: str) -> str:
+        if target_words:
+            return re.sub(rf"\b{re.escape(names[name])}(?=s?\b)", names[other], text)
+        return text.replace(names[name], names[other])
+
     out = []
     for en, zh in pairs:
-        found = [n for n in dict.fromkeys(pattern.findall(en)) if names[n] in zh]
+        found = [n for n in dict.fromkeys(pattern.findall(en)) if in_target(n, zh)]
         if not found:
             continue
         for _ in range(copies):
             new_en, new_zh = en, zh
             for name in found:
                 other = rng.choice(pool)
-                while other in found or names[other] in zh:
+                while other in found or in_target(other, zh) or other in en:
                     other = rng.choice(pool)
                 new_en = re.sub(rf"\b{re.escape(name)}\b", other, new_en)
-                new_zh = new_zh.replace(names[name], names[other])
+                new_zh = replaced(new_zh, name, other)
             out.append((new_en, new_zh))
     return out
 
@@ -276,6 +292,37 @@ def read_cedict_words(path: Path) -> list[tuple[str, str]]:
             continue
         pairs.append((en[3:] if en.startswith("to ") else en, zh))
     return pairs
+
+
+# names-en-de: this many Tatoeba en-de training pairs with a name (39k have one, nearly all "Tom"), a copy of
+# each with another name, and this many other pairs of each corpus so the fine-tune does not forget the rest.
+NAMES_EN_DE_SIZES = {"names": 15000, "tatoeba": 15000, "multi30k": 5000}
+
+
+def _names_en_de_splits(data_dir: Path) -> Splits:
+    """A corpus for a short fine-tune of the shipped en-de model (issue 20). German writes a given name as it
+    is, so CC-CEDICT's English given names (the same list as en-zh's substitution) map to themselves. Validation
+    and test are those of tatoeba-multi30k-en-de, the shipped model's own."""
+    base = load_splits("tatoeba-multi30k-en-de", data_dir)
+    tatoeba, multi30k = load_splits("tatoeba-en-de", data_dir), load_splits("multi30k-en-de", data_dir)
+    held_out = {normalise_english(e.source) for e in base.valid + base.test} | protected_english()
+    names = {n: n for n in read_names(data_dir / "en-zh-extra" / "cedict-names.tsv")}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    pairs = [(en, de) for en, de in training_pairs(tatoeba.train) if normalise_english(en) not in held_out]
+    rng = random.Random(11)
+    with_names = rng.sample([(en, de) for en, de in pairs if pattern.search(en)], NAMES_EN_DE_SIZES["names"])
+    copies = substitute_names(with_names, names, target_words=True)
+    others = rng.sample([p for p in pairs if not pattern.search(p[0])], NAMES_EN_DE_SIZES["tatoeba"])
+    captions = rng.sample(training_pairs(multi30k.train), NAMES_EN_DE_SIZES["multi30k"])
+    train: dict[str, list[str]] = {}
+    for en, de in with_names + copies + others + captions:
+        if normalise_english(en) not in held_out:
+            refs = train.setdefault(en, [])
+            if de not in refs:
+                refs.append(de)
+    items = list(train.items())
+    random.Random(12).shuffle(items)
+    return Splits(train=[Example(s, r) for s, r in items], valid=base.valid, test=base.test)
 
 
 def _extra_en_zh_splits(data_dir: Path) -> Splits:

@@ -38,6 +38,7 @@ LANGUAGES = {
     "multi30k-en-de": ("en", "de"),
     "tatoeba-en-de": ("en", "de"),
     "tatoeba-multi30k-en-de": ("en", "de"),
+    "names-en-de": ("en", "de"),
 }
 
 

@@ -61,9 +61,14 @@ COMPUTE_LOG = os.environ.get("ATTENTION_EXPLORER_COMPUTE_LOG")
 
 
 def log_computation(key) -> None:
-    line = f"{key[0]}\t{hashlib.sha1(repr(key).encode()).hexdigest()[:12]}\n"
-    with open(COMPUTE_LOG, "a", encoding="utf-8") as log:  # one short append: whole lines from every thread
-        log.write(line)
+    log_event(key[0], hashlib.sha1(repr(key).encode()).hexdigest()[:12])
+
+
+def log_event(kind: str, detail: str = "") -> None:
+    """One line in the computation log, when the server was started with one (benchmarks only)."""
+    if COMPUTE_LOG:
+        with open(COMPUTE_LOG, "a", encoding="utf-8") as log:  # one short append: whole lines from every thread
+            log.write(f"{kind}\t{detail}\n")
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,6 +1,6 @@
 """A few simulated students over Streamlit's websocket protocol (benchmarks/class_load.py, reduced): no errors
-or cross-talk, the sentence a whole class types at once is computed once, and long pasted texts are drawn a
-few at a time so memory does not grow with every student who pastes one."""
+or cross-talk, the sentence a whole class types at once is computed once, and long pasted texts are drawn at
+most two at a time (the model's slots), so memory does not grow with every student who pastes one."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ def test_a_few_students_work_without_errors_and_a_shared_sentence_is_computed_on
 
 
 def test_long_texts_pasted_at_once_are_drawn_a_few_at_a_time(monkeypatch):
-    # Before the bound, four 300-word beam-8 pages drawn side by side grew the server 5.3-5.7 times as much as
-    # one page alone; with two drawing slots, about 3 times.
+    # Eight 300-word beam-8 pages at once: drawn side by side they grew the server 4.0 times as much as one page
+    # alone (kernel peak), two at a time 2.7 times (benchmarks/README.md). Too close to test on a shared
+    # machine; the bound itself is a counter: never more pages drawn at once than slots.
     monkeypatch.setenv("ATTENTION_EXPLORER_MODEL_SLOTS", "2")
-    report = class_load.measure(["--heavy", "4", "--heavy-words", "300", "--beam", "8", "--settle", "3"])
+    report = class_load.measure(["--heavy", "8", "--heavy-words", "300", "--beam", "8", "--settle", "2"])
     assert report["errors"] == 0, report["first_errors"]
-    assert report["together_over_one"] < 4.2, report
+    assert report["served_s"]["heavy"]["n"] == 9
+    assert report["most_drawn_at_once"] == 2
