@@ -130,6 +130,16 @@ class NormWeighted:
             layer_maps[kind] = np.linalg.norm(summed, axis=-1).astype(np.float32)
         return HeadMaps(self.name, maps, layer_maps)
 
+    def view(self, model: Transformer, p: ForcedPass, kind: str, index: int, head: str) -> np.ndarray:
+        """One view's map (queries, keys), as head_maps gives it, from one layer only (what a view switch needs:
+        head_maps does every layer of every kind)."""
+        w = p.weights[kind][index].astype(np.float64)  # (H, Q, K)
+        f = np.einsum("hkd,hde->hke", p.values[kind][index].astype(np.float64), output_projections(model, kind)[index])
+        if head == "mean":
+            return np.linalg.norm(np.einsum("hqk,hke->qke", w, f), axis=-1).astype(np.float32)
+        h = int(head) - 1
+        return (w[h] * np.linalg.norm(f[h], axis=-1)[None, :]).astype(np.float32)
+
 
 class ValueZeroing:
     """Value zeroing (Mohebbi et al., 2023): set key j's value vector to zero in one attention layer (in one head,
@@ -462,6 +472,8 @@ def view_map(model: Transformer, forced: ForcedPass, method: str, kind: str, lay
     li = layer - 1
     if method == "value-zeroing" and computed is None:  # one layer and head only: one zeroing per key
         return ValueZeroing().view(model, forced, kind, li, head)
+    if method == "norm" and computed is None:  # one layer only
+        return _row_shares(NormWeighted().view(model, forced, kind, li, head), 1e-12)
     if method in HEAD_METHODS:
         maps = computed or HEAD_METHODS[method].head_maps(model, forced)
         m = maps.layer_maps[kind][li] if head == "mean" else maps.maps[kind][li, int(head) - 1]

@@ -201,8 +201,9 @@ def get_flow(checkpoint: str, tr: decode.Translation, method: str):
         model = get_model(checkpoint).model
         forced = attribute.from_translation(tr) if tr.qkv else attribute.forced_pass(model, tr.source_ids, tr.target_ids)
         # Computed per view by view_map (value zeroing: one layer and head, ~0.05 s; all of its head maps took
-        # 1.4 s on a 20-word sentence), so checked before the other head methods.
-        if method in ("rollout", "value-zeroing"):
+        # 1.4 s on a 20-word sentence; the norm of one layer, not of all 18 layers of the three kinds), so
+        # checked before the other head methods.
+        if method in ("rollout", "value-zeroing", "norm"):
             return forced, None
         if method in attribute.HEAD_METHODS:
             return forced, attribute.HEAD_METHODS[method].head_maps(model, forced)

@@ -33,6 +33,20 @@ def test_norm_weighted_vectors_add_up_to_what_the_cross_attention_sublayer_adds(
     np.testing.assert_allclose(maps.maps["cross"], w * np.linalg.norm(f, axis=-1)[:, :, None, :], rtol=1e-4, atol=1e-6)
 
 
+def test_one_views_norm_map_is_the_same_as_the_one_of_all_head_maps(tiny_model, tiny_pass):
+    from model.attribute import view_map
+
+    maps = NormWeighted().head_maps(tiny_model, tiny_pass)
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        for layer in (0, tiny_model.cfg.n_layers(kind) - 1):
+            np.testing.assert_allclose(NormWeighted().view(tiny_model, tiny_pass, kind, layer, "2"),
+                                       maps.maps[kind][layer, 1], rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(NormWeighted().view(tiny_model, tiny_pass, kind, layer, "mean"),
+                                       maps.layer_maps[kind][layer], rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(view_map(tiny_model, tiny_pass, "norm", kind, layer + 1, "2"),
+                                       view_map(tiny_model, tiny_pass, "norm", kind, layer + 1, "2", maps), rtol=1e-5)
+
+
 def test_a_key_with_no_value_vector_gets_no_norm_however_much_weight(tiny_model, tiny_pass):
     tiny_pass.values["encoder_self"][:, :, 1] = 0.0
     maps = NormWeighted().head_maps(tiny_model, tiny_pass)

@@ -11,12 +11,14 @@ import pytest
 
 from model.checkpoint import load_checkpoint
 from model.data import (
+    DEFAULT_DATA_DIR,
     corpus_available,
     load_splits,
     normalise_english,
     protected_english,
     read_everyday,
     read_must_translate,
+    read_names,
 )
 from model.decode import translate
 
@@ -108,3 +110,18 @@ def test_no_listed_sentence_is_in_the_en_zh_training_data():
     assert normalise_english("Mary calls her brother every evening.") in protected  # the gold alignment sets
     assert trained & protected == set()
     assert trained & {normalise_english(e.source) for e in splits.valid + splits.test} == set()
+
+
+def test_no_listed_sentence_is_in_the_en_de_names_fine_tune():
+    """The en-de names corpus (name-substituted copies included) holds no protected sentence, and no validation
+    or test English sentence of the en-de model."""
+    if not corpus_available("names-en-de"):
+        pytest.skip("shared corpora not beside the repo")
+    splits = load_splits("names-en-de")
+    trained = {normalise_english(e.source) for e in splits.train}
+    assert trained & protected_english() == set()
+    assert trained & {normalise_english(e.source) for e in splits.valid + splits.test} == set()
+    # the copies teach many names, where Tatoeba's German side has hardly any but Tom and Mary
+    names = read_names(DEFAULT_DATA_DIR / "en-zh-extra" / "cedict-names.tsv")
+    seen = {word for e in splits.train for word in re.findall(r"[A-Z][a-z]+", e.source) if word in names}
+    assert len(seen) > 400

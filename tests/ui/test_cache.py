@@ -195,7 +195,7 @@ def test_a_figure_is_not_reused_for_a_new_translation_that_reuses_an_old_id():
     assert models.shared_figure(new, ("stale-test",), lambda: "new figure") == "new figure"
 
 
-def test_value_zeroing_is_computed_for_the_view_only_not_for_every_head(tiny_checkpoint):
+def test_value_zeroing_and_norms_are_computed_for_the_view_only_not_for_every_head(tiny_checkpoint):
     from model.checkpoint import load_checkpoint
     from model.decode import translate
     from ui import models
@@ -204,5 +204,6 @@ def test_value_zeroing_is_computed_for_the_view_only_not_for_every_head(tiny_che
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "the cat sees a dog")
     forced, computed = models.get_flow(str(tiny_checkpoint), tr, "value-zeroing")
     assert computed is None  # view_map then zeroes one layer's keys for the one head shown
-    _, norm = models.get_flow(str(tiny_checkpoint), tr, "norm")
-    assert norm is not None and norm.maps["cross"].shape[:2] == (loaded.model.cfg.n_layers("cross"), loaded.model.cfg.n_heads)
+    assert models.get_flow(str(tiny_checkpoint), tr, "norm")[1] is None  # the norm too: one layer
+    _, raw = models.get_flow(str(tiny_checkpoint), tr, "attention")
+    assert raw is not None and raw.maps["cross"].shape[:2] == (loaded.model.cfg.n_layers("cross"), loaded.model.cfg.n_heads)
