@@ -45,6 +45,10 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
             page.goto(f"{url}/?s={sentence.replace(' ', '+')}", wait_until="domcontentloaded")
             page.locator("[data-testid='stMarkdownContainer'] h3").first.wait_for(timeout=120_000)
             wait_until_idle(page)
+            # fully drawn, as a student's page is: the browser loads each kind of element's script when it is
+            # first drawn, and a fetch cut off by the kill below would stay failed in that page
+            page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+            page.locator(SIDEBAR).get_by_text("Word level", exact=False).first.wait_for(timeout=120_000)
             pages.append(page)
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=20)
