@@ -290,16 +290,18 @@ async def heavy(students: list[Student], rng: random.Random, words: int, beam: i
     return time.perf_counter() - start
 
 
-def most_drawn_at_once(log: Path | None) -> int | None:
-    """The most long pages the server drew at the same moment (draw-start / draw-end lines of its log)."""
+def drawing_counts(log: Path | None) -> tuple[int | None, int | None]:
+    """(long pages drawn, the most drawn at the same moment), from the draw-start / draw-end lines of the
+    server's log."""
     if log is None or not log.exists():
-        return None
-    now = most = 0
+        return None, None
+    now = most = drawn = 0
     for line in log.read_text().splitlines():
         kind = line.split("\t")[0]
+        drawn += kind == "draw-start"
         now += (kind == "draw-start") - (kind == "draw-end")
         most = max(most, now)
-    return most
+    return drawn, most
 
 
 async def run_heavy(args, url: str, pids_of, log: Path | None = None) -> dict:
@@ -339,7 +341,7 @@ async def run_heavy(args, url: str, pids_of, log: Path | None = None) -> dict:
     # growth over each phase's start: long pages drawn side by side grow the server far more than one alone
     growth = {name: report[f"{name}_rss_peak_mib"] - report[f"{name}_rss_start_mib"] for name in ("one", "together")}
     report["together_over_one"] = round(growth["together"] / max(1, growth["one"]), 2)
-    report["most_drawn_at_once"] = most_drawn_at_once(log)
+    report["long_pages_drawn"], report["most_drawn_at_once"] = drawing_counts(log)
     report["served_s"] = {action: quantiles(v) for action, v in results.served.items()}
     report["errors"] = len(results.errors)
     report["first_errors"] = results.errors[:10]

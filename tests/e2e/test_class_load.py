@@ -33,4 +33,5 @@ def test_long_texts_pasted_at_once_are_drawn_a_few_at_a_time(monkeypatch):
     report = class_load.measure(["--heavy", "8", "--heavy-words", "300", "--beam", "8", "--settle", "2"])
     assert report["errors"] == 0, report["first_errors"]
     assert report["served_s"]["heavy"]["n"] == 9
-    assert report["most_drawn_at_once"] == 2
+    assert report["long_pages_drawn"] == 9  # every long page went through the drawing slots ...
+    assert 1 <= report["most_drawn_at_once"] <= 2, report  # ... and never more than two at once
