@@ -36,7 +36,6 @@ import os
 import random
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -513,11 +512,11 @@ async def run_class(args, url: str, pids_of, log: Path | None) -> dict:
     report: dict = {"students": args.students, "think_s": args.think, "sentences_each": args.sentences}
     try:
         # the class arrives over a few seconds, as a class does
-        async def arrive(i: int, student: Student) -> None:
+        async def arrive(student: Student) -> None:
             await asyncio.sleep(rng.uniform(0, args.arrival))
             await open_page(student, results)
 
-        await asyncio.gather(*(arrive(i, s) for i, s in enumerate(students)))
+        await asyncio.gather(*(arrive(s) for s in students))
         if args.throughput:
             until = time.perf_counter() + args.throughput
             served = await asyncio.gather(*(saturate(s, random.Random(args.seed + i), until, results)
