@@ -39,6 +39,20 @@ def wait_healthy(url: str, timeout: float = 120) -> None:
     raise RuntimeError(f"{url} never became healthy")
 
 
+def wait_served(url: str, timeout: float = 60) -> None:
+    """Until the balancer serves the page twice in a row: a replica that answered its health check can still be
+    marked down by HAProxy's checks of the seconds it was starting (a clean-clone CI run got a 503 here)."""
+    deadline, good = time.time() + timeout, 0
+    while good < 2:
+        try:
+            good = good + 1 if get(url + "/").status == 200 else 0
+        except OSError:
+            good = 0
+            if time.time() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def replica_pid(port: int) -> int:
     """The Streamlit process serving this port (found by its command line in /proc)."""
     for entry in os.listdir("/proc"):
@@ -63,6 +77,7 @@ def served(tiny_checkpoint):
         wait_healthy(url)
         for replica in (first, first + 1):
             wait_healthy(f"http://127.0.0.1:{replica}")
+        wait_served(url)
         yield url, (first, first + 1)
     finally:
         process.send_signal(signal.SIGTERM)
