@@ -28,18 +28,19 @@ class QKSamples:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qk-sample")
         self._futures: dict[str, Future] = {}
 
-    def future(self, checkpoint: str, loaded) -> Future:
+    def future(self, checkpoint: str, loaded, slots) -> Future:
         with self._lock:
             future = self._futures.get(checkpoint)
             if future is None or (future.done() and future.exception() is not None):  # a failure is tried again
-                future = self._futures[checkpoint] = self._pool.submit(self._compute, loaded)
+                future = self._futures[checkpoint] = self._pool.submit(self._compute, loaded, slots)
             return future
 
     @staticmethod
-    def _compute(loaded) -> qk_space.QKSample:
+    def _compute(loaded, slots) -> qk_space.QKSample:
+        """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""
         language = loaded.metadata.get("target_language", "zh")
         sentences = [e.source for e in read_everyday(language)][:SAMPLE_SENTENCES]
-        with translation_cache().slots:
+        with slots:
             return qk_space.sample_qk(loaded, sentences)
 
 
@@ -50,12 +51,12 @@ def qk_samples() -> QKSamples:
 
 def warm_qk_sample(checkpoint: str) -> None:
     """Start computing the checkpoint's sample in the background if no page has yet (cheap once started)."""
-    qk_samples().future(checkpoint, get_model(checkpoint))
+    qk_samples().future(checkpoint, get_model(checkpoint), translation_cache().slots)
 
 
 def get_qk_sample(checkpoint: str) -> qk_space.QKSample:
     """Every head's queries and keys over the held-out sample (waits if its computation is still running)."""
-    return qk_samples().future(checkpoint, get_model(checkpoint)).result()
+    return qk_samples().future(checkpoint, get_model(checkpoint), translation_cache().slots).result()
 
 
 def show_qk_space(ctx: Context) -> None:
