@@ -73,11 +73,23 @@ def start_replica(port: int, env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-def healthy(port: int) -> bool:
+def healthy(where: int | str) -> bool:
+    """Whether a replica (its port on this machine) or a server (its URL) answers Streamlit's health check."""
+    url = f"http://127.0.0.1:{where}" if isinstance(where, int) else where
     try:
-        return urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status == 200
+        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200
     except OSError:
         return False
+
+
+def wait_healthy(url: str, timeout: float, poll: float = 0.5) -> None:
+    """Until the server at url answers its health check; RuntimeError after timeout seconds. (The tests and
+    benchmarks that start servers use it too.)"""
+    deadline = time.time() + timeout
+    while not healthy(url):
+        if time.time() > deadline:
+            raise RuntimeError(f"{url} never became healthy")
+        time.sleep(poll)
 
 
 def main(argv=None) -> int:

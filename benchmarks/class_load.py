@@ -50,6 +50,9 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from serve import wait_healthy  # noqa: E402
 
 NOUNS = ("teacher student doctor farmer child girl boy woman man friend neighbour cook driver singer painter "
          "brother sister mother father grandmother").split()
@@ -366,17 +369,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_healthy(url: str, timeout: float = 180) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"{url} never became healthy")
-
-
 @contextlib.contextmanager
 def start_server(workers: int, env: dict[str, str]):
     """`streamlit run app.py` (workers 0) or `python -m serve --workers N`; yields (url, process)."""
@@ -391,7 +383,7 @@ def start_server(workers: int, env: dict[str, str]):
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url)
+        wait_healthy(url, timeout=180)
         if workers:  # every replica up, not only the first that HAProxy found
             for _ in range(60):
                 if len(replica_pids(process.pid)) >= workers:

@@ -164,13 +164,13 @@ def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, 
     """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
     title: instead of the kind, layer and head. values: another account of the same view (queries, keys) to
     draw instead of the attention weights (model.attribute.view_map); signed: its scores have either sign."""
+    present = bool(st.session_state.get("present"))
     if values is None:  # the raw weights: one figure for every session on this translation and view
-        present = bool(st.session_state.get("present"))
         return models.shared_figure(tr, ("heatmap", kind, layer, head, lang, word_level, languages, title, present),
                                     lambda: _attention_heatmap(tr, kind, layer, head, lang, word_level, languages,
                                                                title, None, signed, value_label, present))
     return _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title, values, signed,
-                              value_label, bool(st.session_state.get("present")))
+                              value_label, present)
 
 
 def _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label,

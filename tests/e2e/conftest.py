@@ -10,11 +10,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 
 import pytest
+
+from serve import wait_healthy
 
 from ..conftest import ROOT, SHIPPED
 from ui.common import VIEW_GROUPS
@@ -49,14 +49,9 @@ def run_streamlit(env_overrides: dict[str, str] | None = None):
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
+    try:
+        wait_healthy(url, timeout=90)
+    except RuntimeError:
         server.kill()
         raise RuntimeError("streamlit did not start:\n" + server.stdout.read().decode(errors="replace")[-3000:])
     try:

@@ -8,7 +8,8 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
+
+from serve import wait_healthy
 
 from ..conftest import ROOT
 from .conftest import SIDEBAR, assert_no_exception, free_port, open_view, wait_until_idle
@@ -19,14 +20,8 @@ def start(port: int, env: dict) -> subprocess.Popen:
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status == 200:
-                return server
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError("streamlit did not start")
+    wait_healthy(f"http://127.0.0.1:{port}", timeout=90, poll=0.3)
+    return server
 
 
 def translation(page) -> str:

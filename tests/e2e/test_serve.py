@@ -14,6 +14,8 @@ import urllib.request
 import pytest
 
 from ..conftest import ROOT
+from serve import wait_healthy
+
 from .conftest import assert_no_exception, free_port, wait_until_idle
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
@@ -26,17 +28,6 @@ if not os.path.exists(HAPROXY):
 def get(url: str, gzip: bool = False):
     request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"} if gzip else {})
     return urllib.request.urlopen(request, timeout=10)
-
-
-def wait_healthy(url: str, timeout: float = 120) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if get(f"{url}/_stcore/health").status == 200:
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"{url} never became healthy")
 
 
 def wait_served(url: str, timeout: float = 60) -> None:
@@ -74,9 +65,9 @@ def served(tiny_checkpoint):
                                 "127.0.0.1", "--first-replica-port", str(first)], cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url)
+        wait_healthy(url, timeout=120)
         for replica in (first, first + 1):
-            wait_healthy(f"http://127.0.0.1:{replica}")
+            wait_healthy(f"http://127.0.0.1:{replica}", timeout=120)
         wait_served(url)
         yield url, (first, first + 1)
     finally:
