@@ -13,6 +13,9 @@ import os
 from pathlib import Path
 
 import streamlit as st
+# The first alert whose text is not ASCII (Chinese, an arrow) imports this module, which compiles a 0.14 s emoji
+# regex inside whatever click showed the alert; imported with the first page, it costs once per server.
+import streamlit.emojis  # noqa: F401
 import torch
 
 from model import attribute
@@ -30,7 +33,7 @@ from ui.head_stats import show_head_statistics
 from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
 from ui.models import (get_calibration, get_forced, get_hypotheses, get_model, get_scores, heavy_page_slots,
-                       is_heavy, log_event, translation_cache)
+                       is_heavy, log_event, prefetch_flows, translation_cache)
 from ui.positional import show_positional
 from ui.qk_space import show_qk_space, warm_qk_sample
 from ui.scaling import show_scaling
@@ -590,6 +593,8 @@ def main() -> None:
         else:
             explorer_tabs(explorer, lang)
     write_url()  # again: a view may have replaced a link's value that did not fit the sentence
+    if st.session_state.pop("prefetch_flows", False):  # a decoder or cross map was drawn: while its reader
+        prefetch_flows(checkpoint, tr)  # looks at it, an idle server computes what a method switch would wait for
 
 
 main()

@@ -315,9 +315,8 @@ def _log_probs_of(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, s
                   tgt_emb: torch.Tensor, steps: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
     """Batch rows b: log p(pieces[b] | ...) at decoder position steps[b], from the given input embeddings."""
     encoded = model.encode(src, embeddings=src_emb)
-    logits = model.decode(tgt_in, encoded, embeddings=tgt_emb).logits
-    rows = torch.arange(logits.size(0))
-    return logits[rows, steps].float().log_softmax(-1)[rows, pieces]
+    logits = model.decode(tgt_in, encoded, embeddings=tgt_emb, logits_at=steps).logits[:, 0]
+    return logits.float().log_softmax(-1)[torch.arange(logits.size(0)), pieces]
 
 
 def _embeddings(model: Transformer, p: ForcedPass):
@@ -332,6 +331,9 @@ class GradientTimesInput:
     def steps(self, model: Transformer, p: ForcedPass) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
         t = len(p.target_ids)
+        # One batch row per step, each its own copy of the inputs, so one backward pass gives every step's own
+        # gradient. (Cutting the rows into chunks, each to its own prefix, was slower: the encoder then runs once
+        # per chunk.)
         src_b, tgt_b = src.expand(t, -1), tgt_in.expand(t, -1)
         se = src_emb.expand(t, -1, -1).clone().requires_grad_(True)
         te = tgt_emb.expand(t, -1, -1).clone().requires_grad_(True)

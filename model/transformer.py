@@ -439,6 +439,7 @@ class Transformer(nn.Module):
         cache: DecoderCache | None = None,
         trace: bool = False,
         embeddings: torch.Tensor | None = None,
+        logits_at: torch.Tensor | None = None,
     ) -> DecoderOutput:
         """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1.
 
@@ -446,7 +447,9 @@ class Transformer(nn.Module):
         (usually one), and the returned attention and queries ("q" only: the keys and values are in the returned
         cache; stacking them at every step would copy the whole prefix) cover those rows. The cached prefix must
         hold no padding. trace=True records every sub-layer (DecoderOutput.trace). embeddings: (batch, tgt,
-        d_model) to use instead of tgt_in's scaled embeddings (tgt_in still gives the mask)."""
+        d_model) to use instead of tgt_in's scaled embeddings (tgt_in still gives the mask). logits_at: (batch,)
+        one position per row to project onto the vocabulary (logits then (batch, 1, vocab)): attribution by
+        gradients reads one step per row, and the output layer is the largest matrix of the model."""
         self_options = self_options or AttentionOptions()
         cross_options = cross_options or AttentionOptions()
         offset, n = (cache.length if cache else 0), tgt_in.size(1)
@@ -472,6 +475,8 @@ class Transformer(nn.Module):
         self_weights, self_qkv = _stack(self_layers, names)
         cross_weights, cross_qkv = _stack(cross_layers, names)
         new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers])
+        if logits_at is not None:
+            y = y[torch.arange(y.size(0)), logits_at][:, None]
         return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv,
                              new_cache, traces if trace else None)
 

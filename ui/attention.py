@@ -113,6 +113,8 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
                                                         title=title, values=values, signed=signed,
                                                         value_label=unit)
     chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
+    if checkpoint and kind in attribute.method_kinds("gradient-x-input"):
+        st.session_state.prefetch_flows = True  # app.main starts it once the page is drawn
     if flow is not None:
         st.caption(t(f"flow_explain_{method}", lang))
         if method == "integrated-gradients":

@@ -123,6 +123,11 @@ class ByteBudgetCache:
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key: Hashable) -> bool:
+        """Stored or being computed now."""
+        with self._lock:
+            return key in self._items or key in self._in_flight
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

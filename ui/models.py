@@ -9,6 +9,7 @@ import json
 import os
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -193,23 +194,68 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
     return translation_cache().get(("padded batch", checkpoint, sentences), compute)
 
 
-def get_flow(checkpoint: str, tr: decode.Translation, method: str):
+def compute_flow(model, tr: decode.Translation, method: str):
     """A method's account of tr (model.attribute): per-head maps (raw, norm) or per-step scores (gradients);
     None for rollout, which view_map computes from the weights at once. Read from the arrays tr holds when it
-    has its value vectors, else from one teacher-forced pass over its output."""
-    def compute():
-        model = get_model(checkpoint).model
-        forced = attribute.from_translation(tr) if tr.qkv else attribute.forced_pass(model, tr.source_ids, tr.target_ids)
-        # Computed per view by view_map (value zeroing: one layer and head, ~0.05 s; all of its head maps took
-        # 1.4 s on a 20-word sentence; the norm of one layer, not of all 18 layers of the three kinds), so
-        # checked before the other head methods.
-        if method in ("rollout", "value-zeroing", "norm"):
-            return forced, None
-        if method in attribute.HEAD_METHODS:
-            return forced, attribute.HEAD_METHODS[method].head_maps(model, forced)
-        return forced, attribute.STEP_METHODS[method].steps(model, forced)
+    has its value vectors, else from one teacher-forced pass over its output. Plain objects only: the
+    prefetching thread calls it too."""
+    forced = attribute.from_translation(tr) if tr.qkv else attribute.forced_pass(model, tr.source_ids, tr.target_ids)
+    # Computed per view by view_map (value zeroing: one layer and head, ~0.05 s; all of its head maps took
+    # 1.4 s on a 20-word sentence; the norm of one layer, not of all 18 layers of the three kinds), so
+    # checked before the other head methods.
+    if method in ("rollout", "value-zeroing", "norm"):
+        return forced, None
+    if method in attribute.HEAD_METHODS:
+        return forced, attribute.HEAD_METHODS[method].head_maps(model, forced)
+    return forced, attribute.STEP_METHODS[method].steps(model, forced)
 
-    return translation_cache().get(("flow", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method), compute)
+
+def flow_key(checkpoint: str, tr: decode.Translation, method: str) -> tuple:
+    return ("flow", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
+
+
+def get_flow(checkpoint: str, tr: decode.Translation, method: str):
+    """compute_flow, once per translation and method for every session."""
+    return translation_cache().get(flow_key(checkpoint, tr, method),
+                                   lambda: compute_flow(get_model(checkpoint).model, tr, method))
+
+
+# Computed ahead, while the server is idle, for a page that shows a decoder or cross-attention map: of the
+# methods a switch computes per sentence, only gradient x input takes long enough to feel (0.2-0.3 s on a
+# 20-word sentence, one core, where drawing the switched map takes another 0.3 s; under 0.05 s below about a
+# dozen output pieces, not worth a class's cores). Integrated gradients (20 s) stays on demand.
+PREFETCHED_FLOWS = ("gradient-x-input",)
+PREFETCH_MIN_PIECES = 12
+
+
+@st.cache_resource(show_spinner=False)
+def flow_prefetcher() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="flow-prefetch")
+
+
+def _idle(cache: ByteBudgetCache) -> bool:
+    return cache.slots.running == 0 and cache.slots.queued == 0
+
+
+def prefetch_flows(checkpoint: str, tr: decode.Translation) -> None:
+    """Start computing PREFETCHED_FLOWS of tr in the background, only if no model computation runs or waits
+    (a class keeps the cores busy; then a switch computes on demand, as before). A switch made meanwhile waits
+    for this computation instead of repeating it (the cache's in-flight sharing)."""
+    cache = translation_cache()
+    if len(tr.target_ids) < PREFETCH_MIN_PIECES or not _idle(cache):
+        return
+    loaded = get_model(checkpoint)  # fetched here: the thread makes no Streamlit call
+    for method in PREFETCHED_FLOWS:
+        key = flow_key(checkpoint, tr, method)
+        if key not in cache:
+            flow_prefetcher().submit(_prefetch, cache, key, loaded.model, tr, method)
+
+
+def _prefetch(cache: ByteBudgetCache, key: tuple, model, tr: decode.Translation, method: str) -> None:
+    if key in cache or not _idle(cache):  # still wanted, and the cores still free
+        return
+    log_event("prefetch", method)
+    cache.get(key, lambda: compute_flow(model, tr, method))
 
 
 @st.cache_resource(show_spinner=False)

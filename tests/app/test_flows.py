@@ -175,3 +175,34 @@ def test_links_keep_word_level_name_repeated_values_and_replace_pairs_outside_th
         assert not at.exception
         assert any(f"`{name}` positions do not exist" in w.value for w in at.warning), name
         assert value not in str(at.query_params.get(name, ""))
+
+
+def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws(checkpoint_root, monkeypatch):
+    from ui import models
+
+    monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # the tiny test model writes short outputs
+    at = open_tab(run_app(s="We walk to the park every day."), "tab_cross")
+    models.flow_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: the prefetch before it ran
+    cache = models.translation_cache()
+    computed = cache.computed
+    at.selectbox(key="flow_method").select("gradient-x-input").run()
+    assert not at.exception
+    assert cache.computed == computed  # found, not computed again
+    assert "gradient × input" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+
+
+def test_a_busy_server_computes_nothing_ahead(checkpoint_root, monkeypatch):
+    from ui import models
+
+    monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # so that only the busy cores stop it
+    cache = models.translation_cache()
+
+    def gradient_flows() -> int:
+        return sum(1 for key in list(cache._items) if key[0] == "flow" and key[-1] == "gradient-x-input")
+
+    before = gradient_flows()
+    with cache.slots:  # another session's computation holds a slot for the whole run
+        at = open_tab(run_app(s="They sing in the garden at night."), "tab_cross")
+        assert not at.exception
+        models.flow_prefetcher().submit(lambda: None).result(timeout=120)
+    assert gradient_flows() == before

@@ -35,6 +35,17 @@ def test_shapes_of_every_attention_tensor(tiny_model):
     assert decoded.cross_qkv["k"].shape == (b, cfg.n_decoder_layers, cfg.n_heads, s, cfg.d_k)
 
 
+@torch.no_grad()
+def test_logits_at_projects_only_the_chosen_position_of_each_row(tiny_model):
+    tiny_model.eval()
+    src, tgt_in = batch_with_padding(tiny_model)
+    encoded = tiny_model.encode(src)
+    full = tiny_model.decode(tgt_in, encoded).logits
+    chosen = tiny_model.decode(tgt_in, encoded, logits_at=torch.tensor([3, 1])).logits
+    assert chosen.shape == (2, 1, tiny_model.cfg.tgt_vocab_size)
+    torch.testing.assert_close(chosen[:, 0], full[[0, 1], [3, 1]])
+
+
 def test_every_attention_row_sums_to_one(tiny_model):
     src, tgt_in = batch_with_padding(tiny_model)
     encoded, decoded = tiny_model(src, tgt_in, need_weights=True)
