@@ -109,11 +109,14 @@ def qk_space_figure(queries: np.ndarray, keys: np.ndarray, sample_queries: np.nd
     sentence's points coloured by position and labelled; lines from the chosen query to every key it sees, as
     thick and opaque as its weight. labels: query, key, sample_query, sample_key, x, y, title, weight."""
     fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=sample_queries[:, 0], y=sample_queries[:, 1], mode="markers", name=labels["sample_query"],
-                               marker=dict(symbol="circle", size=5, color="#9ecae1", opacity=0.35), hoverinfo="skip"))
-    fig.add_trace(go.Scattergl(x=sample_keys[:, 0], y=sample_keys[:, 1], mode="markers", name=labels["sample_key"],
-                               marker=dict(symbol="triangle-up", size=5, color="#fdae6b", opacity=0.35),
-                               hoverinfo="skip"))
+    # SVG markers, not WebGL (Scattergl): browsers cap a page's WebGL contexts, and in Chromium without a GPU
+    # (software WebGL) the view took 2.0-2.3 s to open with WebGL against 0.6-0.7 s as SVG (three runs each,
+    # opened from the decoding view, 2026-12-01). About a thousand faint points draw fast enough as SVG.
+    fig.add_trace(go.Scatter(x=sample_queries[:, 0], y=sample_queries[:, 1], mode="markers", name=labels["sample_query"],
+                             marker=dict(symbol="circle", size=5, color="#9ecae1", opacity=0.35), hoverinfo="skip"))
+    fig.add_trace(go.Scatter(x=sample_keys[:, 0], y=sample_keys[:, 1], mode="markers", name=labels["sample_key"],
+                             marker=dict(symbol="triangle-up", size=5, color="#fdae6b", opacity=0.35),
+                             hoverinfo="skip"))
     weights = np.asarray(weights, dtype=float)
     for j, w in enumerate(weights):
         if w >= 0.02:
