@@ -136,3 +136,19 @@ def test_the_seeds_example_writing_jerry_looks_at_jerry():
         step = tr.target_pieces.index(written)
         for layer in (3, 4, 5):
             assert source[tr.cross_attention[layer].mean(0)[step].argmax()] == read, (written, layer)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_faithfulness_table_covers_a_few_hundred_sentences_and_every_method(name):
+    """Lesson 10 and the head statistics read this table: every method the selector offers has a row, each
+    scored on the test sentences it says (integrated gradients, 20 s a sentence, on a tenth of them)."""
+    import pandas as pd
+
+    from model.attribute import METHODS
+
+    table = pd.read_csv(ROOT / "checkpoints" / name / "faithfulness.csv")
+    assert set(table["method"]) == set(METHODS)
+    others = table[table["method"] != "integrated-gradients"]
+    assert (others["sentences"] >= 300).all()
+    assert (table.loc[table["method"] == "integrated-gradients", "sentences"] >= 30).all()
+    assert table["spearman"].between(-1, 1).all()
