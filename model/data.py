@@ -35,6 +35,9 @@ class Splits:
     # Word pairs (dictionary glosses, names): not sentences, so training draws a sample of them each epoch
     # (`model.train --lexicon-per-epoch`) instead of reading them all as sentence pairs.
     lexicon: list[tuple[str, str]] = field(default_factory=list)
+    # The names among them (given-name transliterations, CLDR names of countries, languages, days, months): few
+    # and short, so `model.train --names-every-epoch` trains on all of them every epoch, whatever the draw.
+    names: list[tuple[str, str]] = field(default_factory=list)
 
     def __getitem__(self, name: str) -> list[Example]:
         return getattr(self, name)
@@ -340,11 +343,8 @@ def _extra_en_zh_splits(data_dir: Path) -> Splits:
             refs = train.setdefault(en, [])
             if zh not in refs:
                 refs.append(zh)
-    lexicon = [
-        (en, zh)
-        for en, zh in read_cedict_words(extra / "cedict-words.tsv")
-        + read_pairs(extra / "cedict-names.tsv")
-        + read_pairs(extra / "cldr-names.tsv")
-        if normalise_english(en) not in held_out
-    ]
-    return Splits(train=[Example(s, r) for s, r in train.items()], valid=base.valid, test=base.test, lexicon=lexicon)
+    words = [(en, zh) for en, zh in read_cedict_words(extra / "cedict-words.tsv") if normalise_english(en) not in held_out]
+    name_pairs = [(en, zh) for en, zh in read_pairs(extra / "cedict-names.tsv") + read_pairs(extra / "cldr-names.tsv")
+                  if normalise_english(en) not in held_out]
+    return Splits(train=[Example(s, r) for s, r in train.items()], valid=base.valid, test=base.test,
+                  lexicon=words + name_pairs, names=name_pairs)

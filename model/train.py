@@ -188,6 +188,12 @@ def parse_args(argv=None):
         help="word pairs (dictionary glosses, names) drawn afresh each epoch from the corpus's lexicon and trained "
         "on beside its sentences (0: none)",
     )
+    p.add_argument(
+        "--names-every-epoch",
+        action="store_true",
+        help="train on all of the corpus's name pairs (given names, CLDR names: about 1,800) every epoch, beside "
+        "any --lexicon-per-epoch draw; without the word pairs a model forgets names (Jerry -> 杰瑞)",
+    )
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--max-minutes", type=float, default=None, help="stop after the epoch that passes this time")
     p.add_argument("--max-tokens", type=int, default=3000, help="padded tokens per batch (per process)")
@@ -274,6 +280,8 @@ def main(argv=None):
         if args.lexicon_per_epoch and splits.lexicon:
             draw = random.Random(args.seed * 1000 + epoch).sample(splits.lexicon, min(args.lexicon_per_epoch, len(splits.lexicon)))
             chosen = pairs + draw
+        if args.names_every_epoch:
+            chosen = chosen + splits.names
         encoded = ((cut(source_tok, s), cut(target_tok, t)) for s, t in chosen)
         return [(s, t) for s, t in encoded if len(s) + 1 <= args.max_len and len(t) + 1 <= args.max_len]
 

@@ -29,6 +29,15 @@ def test_tatoeba_split_sizes_and_multi_reference_test_set():
     assert any(len(e.references) > 1 for e in splits.test)
 
 
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-extra").exists(), reason="the shared en-zh extras are not here")
+def test_the_name_pairs_trained_every_epoch_are_the_lexicons_names():
+    splits = load_splits("tatoeba-extra-en-zh")
+    names = dict(splits.names)
+    assert names["Jerry"] == "杰瑞" and names["Tom"] == "汤姆"
+    assert 1000 < len(splits.names) < 2000  # few: all of them every epoch costs little
+    assert set(splits.names) <= set(splits.lexicon)  # the same pairs a --lexicon-per-epoch draw takes from
+
+
 def test_multi_reference_bleu_uses_every_reference():
     examples = [Example("a", ["我是汤姆。", "我叫汤姆。"]), Example("b", ["他走了。"])]
     perfect = score(["我叫汤姆。", "他走了。"], examples, tokenize="zh")
