@@ -586,7 +586,8 @@ def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoin
     here by hand, as the server's media manager keeps them.)"""
     from streamlit.delta_generator import DeltaGenerator
 
-    from ui.models import translation_cache
+    from model import decode
+    from ui.models import flow_prefetcher, translation_cache
 
     kept = []
     real_download_button = DeltaGenerator.download_button
@@ -599,8 +600,10 @@ def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoin
     at = run_app(beam="3")  # beam search: the hypothesis selector in the sidebar
     open_tab(at, "tab_cross")  # a view with download buttons
     assert kept and all(callable(data) for data in kept)
+    flow_prefetcher().submit(lambda: None).result(timeout=120)  # a computation ahead holds its translation
     cache = translation_cache()
-    held = [weakref.ref(t) for value in cache.values() for t in (value if isinstance(value, list) else [value])]
+    held = [weakref.ref(t) for value in cache.values() for t in (value if isinstance(value, list) else [value])
+            if isinstance(t, decode.Translation)]
     assert held
     cache.clear()
     gc.collect()
