@@ -3,6 +3,8 @@ the same map (same axes), each computed from the shown translation; the heads' a
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import streamlit as st
 
@@ -181,9 +183,15 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     from ui import models
 
     monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # the tiny test model writes short outputs
+    cache = models.translation_cache()
+    # Other background work holds a model slot for a while (the query-key view's held-out sample, started by a
+    # checkpoint's first page in this process), and nothing is computed ahead meanwhile: let it finish first.
+    run_app(s="We walk home.")
+    deadline = time.monotonic() + 120
+    while (cache.slots.running or cache.slots.queued) and time.monotonic() < deadline:
+        time.sleep(0.05)
     at = open_tab(run_app(s="We walk to the park every day."), "tab_cross")
     models.flow_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: the prefetch before it ran
-    cache = models.translation_cache()
     computed = cache.computed
     at.selectbox(key="flow_method").select("gradient-x-input").run()
     assert not at.exception

@@ -46,6 +46,13 @@ MEASURE_GRID = r"""() => {
 }"""
 
 
+TICKS_LAID_OUT = r"""() => {
+    const panel = [...document.querySelectorAll('[role="tabpanel"]')].find(p => p.offsetParent !== null);
+    const ticks = panel ? [...panel.querySelectorAll('.js-plotly-plot .xtick text')] : [];
+    return ticks.length > 0 && ticks.every(t => t.getBoundingClientRect().height > 0);
+}"""
+
+
 def overlapping(ticks: list[dict]) -> list[tuple[str, str]]:
     """Pairs of neighbouring tick labels that overlap. Upright labels: their boxes intersect. Slanted labels (45°
     or 90°) start at their tick (the left edge of their box) and rise to the right: the gap between two such
@@ -108,7 +115,11 @@ def test_long_german_pieces_fit_the_cross_attention_axes(streamlit_server, brows
     page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick text", state="attached", timeout=120_000)
     wait_until_idle(page)
     open_view(page, "Cross-attention")
-    page.wait_for_timeout(800)
+    wait_until_idle(page)
+    # until the visible panel's map has laid out its tick labels (a fixed wait measured half-drawn labels
+    # once, while the server computed ahead for the new map)
+    page.wait_for_function(TICKS_LAID_OUT, timeout=60_000)
+    page.wait_for_timeout(300)
     measured = page.evaluate(MEASURE, None)
     page.screenshot(path=str(ARTIFACTS / "projector-1024x768-en-de-cross.png"))
     assert not overlapping(measured["x"]) and not overlapping(measured["y"])
