@@ -55,6 +55,12 @@ class ComputeSlots:
         self.queued = 0
         self.most_running = 0  # the largest number that ever ran at once: for tests
 
+    @property
+    def idle(self) -> bool:
+        """No computation runs or waits (background work may then use the cores)."""
+        with self._lock:
+            return self.running == 0 and self.queued == 0
+
     def __enter__(self):
         with self._lock:
             self.queued += 1

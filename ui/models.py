@@ -233,16 +233,12 @@ def flow_prefetcher() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="flow-prefetch")
 
 
-def _idle(cache: ByteBudgetCache) -> bool:
-    return cache.slots.running == 0 and cache.slots.queued == 0
-
-
 def prefetch_flows(checkpoint: str, tr: decode.Translation) -> None:
     """Start computing PREFETCHED_FLOWS of tr in the background, only if no model computation runs or waits
     (a class keeps the cores busy; then a switch computes on demand, as before). A switch made meanwhile waits
     for this computation instead of repeating it (the cache's in-flight sharing)."""
     cache = translation_cache()
-    if len(tr.target_ids) < PREFETCH_MIN_PIECES or not _idle(cache):
+    if len(tr.target_ids) < PREFETCH_MIN_PIECES or not cache.slots.idle:
         return
     loaded = get_model(checkpoint)  # fetched here: the thread makes no Streamlit call
     for method in PREFETCHED_FLOWS:
@@ -252,7 +248,7 @@ def prefetch_flows(checkpoint: str, tr: decode.Translation) -> None:
 
 
 def _prefetch(cache: ByteBudgetCache, key: tuple, model, tr: decode.Translation, method: str) -> None:
-    if key in cache or not _idle(cache):  # still wanted, and the cores still free
+    if key in cache or not cache.slots.idle:  # still wanted, and the cores still free
         return
     log_event("prefetch", method)
     cache.get(key, lambda: compute_flow(model, tr, method))

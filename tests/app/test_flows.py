@@ -188,7 +188,7 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     # checkpoint's first page in this process), and nothing is computed ahead meanwhile: let it finish first.
     run_app(s="We walk home.")
     deadline = time.monotonic() + 120
-    while (cache.slots.running or cache.slots.queued) and time.monotonic() < deadline:
+    while not cache.slots.idle and time.monotonic() < deadline:
         time.sleep(0.05)
     at = open_tab(run_app(s="We walk to the park every day."), "tab_cross")
     models.flow_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: the prefetch before it ran
