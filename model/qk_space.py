@@ -8,7 +8,9 @@ in general); it keeps only the share of the variance it reports, and distances i
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -18,15 +20,43 @@ from .tokenizer import BOS_ID
 from .transformer import AttentionOptions
 
 POSITIONAL_SHARE = 0.9  # a head counts as positional here when this share of rows has its argmax at one offset
+SAMPLE_FILE = "qk_sample.txt"  # in a checkpoint: the English sentences of its held-out sample, one per line
+SAMPLE_SENTENCES = 300  # the first sentences of the probe set (the test split head_stats.csv is computed on)
+SAMPLE_POINTS = 1000  # queries and keys per head kept from them, drawn at random (all of them: ~4,000 each)
 
 
 @dataclass
 class QKSample:
-    """Per kind: every head's queries and keys over all the sample's sentences, (layers, heads, points, d_k)."""
+    """Per kind: every head's queries and keys over the sample's sentences, (layers, heads, points, d_k); the
+    same points for every head of a kind (a point is a position of one sentence)."""
 
     queries: dict[str, np.ndarray]
     keys: dict[str, np.ndarray]
     sentences: int
+
+
+def read_sample_sentences(checkpoint: Path) -> list[str]:
+    """The checkpoint's held-out sample sentences (empty when it ships none)."""
+    path = Path(checkpoint) / SAMPLE_FILE
+    if not path.is_file():
+        return []
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def combine(parts: list[QKSample], max_points: int = SAMPLE_POINTS, seed: int = 0,
+            dtype=np.float16) -> QKSample:
+    """The samples of several batches as one, each kind's points drawn uniformly at random down to max_points
+    (the same draw for every head, and for queries and keys only where they are the same positions), kept in
+    dtype: a whole probe set's points of 144 heads would take ~70 MB per checkpoint in float16, this ~18 MB."""
+    rng = np.random.default_rng(seed)
+    stacked: dict[str, dict[str, np.ndarray]] = {"q": {}, "k": {}}
+    for name, attr in (("q", "queries"), ("k", "keys")):
+        for kind in parts[0].queries:
+            points = np.concatenate([getattr(part, attr)[kind] for part in parts], axis=2)
+            n = points.shape[2]
+            chosen = np.sort(rng.choice(n, size=max_points, replace=False)) if n > max_points else np.arange(n)
+            stacked[name][kind] = np.ascontiguousarray(points[:, :, chosen]).astype(dtype)
+    return QKSample(stacked["q"], stacked["k"], sum(part.sentences for part in parts))
 
 
 @torch.inference_mode()
@@ -54,6 +84,18 @@ def sample_qk(loaded, sentences: list[str]) -> QKSample:
             stacked[name][kind] = torch.cat([qkv[name][i, :, :, :n] for i, n in enumerate(lengths)],
                                             dim=2).float().numpy()  # (layers, heads, points, d_k)
     return QKSample(stacked["q"], stacked["k"], len(sentences))
+
+
+def sample_qk_in_batches(loaded, sentences: list[str], lock, batch: int = 25,
+                         max_points: int = SAMPLE_POINTS) -> QKSample:
+    """sample_qk over batches, each inside `lock` (a context manager: the model's compute slots), so a server
+    that serves a class meanwhile waits at most one batch (~0.4 s on one core) for a free slot."""
+    parts = []
+    for start in range(0, len(sentences), batch):
+        with lock:
+            part = sample_qk(loaded, sentences[start:start + batch])
+        parts.append(combine([part], max_points=10**9))  # float16 at once: the whole set is held until combined
+    return combine(parts, max_points)
 
 
 @dataclass
@@ -99,3 +141,24 @@ def dominant_offset(weights: np.ndarray, masked: np.ndarray | None = None) -> tu
 def head_points(tr: Translation, kind: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
     """The current sentence's queries and keys of one head (0-based layer and head)."""
     return tr.qkv[kind]["q"][layer, head], tr.qkv[kind]["k"][layer, head]
+
+
+def main(argv=None):
+    """Write a checkpoint's held-out sample: the first sentences of its probe set (the test split)."""
+    from .data import DEFAULT_DATA_DIR, load_splits
+    from .cli import corpus_of, open_checkpoint
+
+    p = argparse.ArgumentParser(description=main.__doc__)
+    p.add_argument("--checkpoint", type=Path, required=True)
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.add_argument("--n", type=int, default=SAMPLE_SENTENCES)
+    args = p.parse_args(argv)
+    loaded = open_checkpoint(args.checkpoint)
+    examples = load_splits(corpus_of(loaded, None, args.data_dir), args.data_dir)["test"][: args.n]
+    path = args.checkpoint / SAMPLE_FILE
+    path.write_text("".join(e.source.strip() + "\n" for e in examples), encoding="utf-8")
+    print(f"wrote {len(examples)} sentences to {path}")
+
+
+if __name__ == "__main__":
+    main()

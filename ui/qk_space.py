@@ -15,13 +15,23 @@ from viz import attention as attention_viz
 from viz.steps import qk_space_figure
 from viz.text import t
 
-SAMPLE_SENTENCES = 60  # of our everyday sentences (never trained on): about 600 queries and keys per head
+FALLBACK_SENTENCES = 60  # of our everyday sentences (never trained on), for a checkpoint without a sample file
+
+
+def sample_sentences(checkpoint: str, loaded) -> list[str]:
+    """The checkpoint's held-out sample (qk_sample.txt: its probe set's first sentences), or, where it ships
+    none, the first of our everyday sentences in its target language."""
+    sentences = qk_space.read_sample_sentences(checkpoint)
+    if sentences:
+        return sentences
+    language = loaded.metadata.get("target_language", "zh")
+    return [e.source for e in read_everyday(language)][:FALLBACK_SENTENCES]
 
 
 class QKSamples:
     """The held-out sample of each checkpoint, computed once per server in a background thread: started by the
-    first page that loads the checkpoint (warm), so the view opens without waiting for it (about a second of
-    model work on one core, inside one of the model's slots)."""
+    first page that loads the checkpoint (warm), so the view opens without waiting for it (about 5 s of model
+    work on one core for 300 sentences, in batches that each take one of the model's slots)."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -32,16 +42,13 @@ class QKSamples:
         with self._lock:
             future = self._futures.get(checkpoint)
             if future is None or (future.done() and future.exception() is not None):  # a failure is tried again
-                future = self._futures[checkpoint] = self._pool.submit(self._compute, loaded, slots)
+                future = self._futures[checkpoint] = self._pool.submit(self._compute, checkpoint, loaded, slots)
             return future
 
     @staticmethod
-    def _compute(loaded, slots) -> qk_space.QKSample:
+    def _compute(checkpoint: str, loaded, slots) -> qk_space.QKSample:
         """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""
-        language = loaded.metadata.get("target_language", "zh")
-        sentences = [e.source for e in read_everyday(language)][:SAMPLE_SENTENCES]
-        with slots:
-            return qk_space.sample_qk(loaded, sentences)
+        return qk_space.sample_qk_in_batches(loaded, sample_sentences(checkpoint, loaded), slots)
 
 
 @st.cache_resource(show_spinner=False)
@@ -68,7 +75,7 @@ def show_qk_space(ctx: Context) -> None:
     head = 0 if ctx.head == "mean" else int(ctx.head) - 1
     if ctx.head == "mean":
         st.caption(t("mean_shows_head_1", lang))
-    with st.spinner(t("qk_sampling", lang, n=SAMPLE_SENTENCES)):  # only if the background run is not done yet
+    with st.spinner(t("qk_sampling", lang)):  # only if the background run is not done yet
         sample = get_qk_sample(ctx.checkpoint)
     q, k = qk_space.head_points(tr, kind, layer - 1, head)
     projection = qk_space.project(q, k, sample.queries[kind][layer - 1, head], sample.keys[kind][layer - 1, head])
@@ -82,7 +89,8 @@ def show_qk_space(ctx: Context) -> None:
                   title=t("qk_title", lang, layer=layer, head=head + 1))
     chart(qk_space_figure(projection.queries, projection.keys, projection.sample_queries, projection.sample_keys,
                           query_labels(tr, kind), keys, position, weights[position], labels), key="qk-space")
-    st.caption(t("qk_method", lang, share=sum(projection.explained), n=sample.sentences))
+    st.caption(t("qk_method", lang, share=sum(projection.explained), n=sample.sentences,
+                 queries=len(projection.sample_queries), keys=len(projection.sample_keys)))
     if kind != "cross":  # an offset compares a query's and a key's positions: only within one sequence
         masked = attention_viz.causal_mask(len(keys)) if kind == "decoder_self" else None
         offset, share = qk_space.dominant_offset(weights, masked)

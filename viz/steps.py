@@ -102,21 +102,41 @@ def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
     return fig
 
 
+QK_BINS = 48  # cells along the longer side of the query-key plane's shading
+
+
+def square_bins(points: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bin edges on both axes with one cell width, `bins` cells along the longer side (the plane's axes share a
+    scale, so its cells are square)."""
+    low, high = points.min(0), points.max(0)
+    width = max(float((high - low).max()), 1e-6) / bins
+    pad = width / 2
+    edges = [np.arange(low[d] - pad, high[d] + pad + width, width) for d in range(2)]
+    return edges[0], edges[1]
+
+
 def qk_space_figure(queries: np.ndarray, keys: np.ndarray, sample_queries: np.ndarray, sample_keys: np.ndarray,
                     query_labels: list[str], key_labels: list[str], chosen: int, weights: np.ndarray,
                     labels: dict) -> go.Figure:
-    """One head's queries (circles) and keys (triangles) in 2-D: the held-out sample faint, the current
+    """One head's queries (circles) and keys (triangles) in 2-D: the held-out sample shaded, the current
     sentence's points coloured by position and labelled; lines from the chosen query to every key it sees, as
     thick and opaque as its weight. labels: query, key, sample_query, sample_key, x, y, title, weight."""
     fig = go.Figure()
-    # SVG markers, not WebGL (Scattergl): browsers cap a page's WebGL contexts, and in Chromium without a GPU
-    # (software WebGL) the view took 2.0-2.3 s to open with WebGL against 0.6-0.7 s as SVG (three runs each,
-    # opened from the decoding view, 2026-12-01). About a thousand faint points draw fast enough as SVG.
-    fig.add_trace(go.Scatter(x=sample_queries[:, 0], y=sample_queries[:, 1], mode="markers", name=labels["sample_query"],
-                             marker=dict(symbol="circle", size=5, color="#9ecae1", opacity=0.35), hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=sample_keys[:, 0], y=sample_keys[:, 1], mode="markers", name=labels["sample_key"],
-                             marker=dict(symbol="triangle-up", size=5, color="#fdae6b", opacity=0.35),
-                             hoverinfo="skip"))
+    # The held-out sample as two shaded densities, not as points: a thousand SVG markers of each took Plotly
+    # ~0.25 s to draw (in Chromium without a GPU; WebGL markers were slower still, 2 s to open the view), two
+    # binned images ~0.01 s, and a cloud of 2,000 overlapping points reads no better than its density.
+    everything = np.concatenate([queries, keys, sample_queries, sample_keys])
+    x_edges, y_edges = square_bins(everything, QK_BINS)
+    for points, rgb, name in ((sample_queries, "49,130,189", labels["sample_query"]),
+                              (sample_keys, "230,85,13", labels["sample_key"])):
+        counts, _, _ = np.histogram2d(points[:, 0], points[:, 1], bins=[x_edges, y_edges])
+        shade = np.sqrt(counts.T)  # rows are y; the square root keeps the sparse cells visible
+        fig.add_trace(go.Heatmap(z=np.where(shade > 0, shade, np.nan), x=(x_edges[:-1] + x_edges[1:]) / 2,
+                                 y=(y_edges[:-1] + y_edges[1:]) / 2, showscale=False, hoverinfo="skip",
+                                 colorscale=[[0, f"rgba({rgb},0.10)"], [1, f"rgba({rgb},0.65)"]]))
+        # a heatmap has no legend entry: a square marker in its colour names it
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                                 marker=dict(symbol="square", size=12, color=f"rgba({rgb},0.45)")))
     weights = np.asarray(weights, dtype=float)
     for j, w in enumerate(weights):
         if w >= 0.02:

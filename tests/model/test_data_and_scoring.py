@@ -50,3 +50,21 @@ def test_translate_corpus_keeps_input_order(tiny_model, tiny_tokenizers):
     batched = translate_corpus(tiny_model, *tiny_tokenizers, sentences, batch_size=2)
     single = [translate_corpus(tiny_model, *tiny_tokenizers, [s])[0] for s in sentences]
     assert batched == single
+
+
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-extra").exists() or not (DEFAULT_DATA_DIR / "multi30k").exists(),
+                    reason="the shared corpora are not here")
+def test_the_query_key_views_held_out_sample_is_the_probe_set_and_never_trained_on():
+    import json
+
+    from model.qk_space import read_sample_sentences
+
+    from ..conftest import ROOT
+
+    for name in ("en-zh", "en-de"):
+        checkpoint = ROOT / "checkpoints" / name
+        corpus = json.loads((checkpoint / "config.json").read_text())["metadata"]["corpus"]
+        splits = load_splits(corpus)
+        sample = read_sample_sentences(checkpoint)
+        assert sample == [e.source.strip() for e in splits.test[: len(sample)]], name
+        assert not set(sample) & {e.source.strip() for e in splits.train}, name

@@ -155,3 +155,26 @@ def test_small_readability_fixes_of_issue_21():
     assert group_pieces_into_words(["\u2581didn", "'", "t"]) == [[0, 1, 2]]  # an apostrophe stays inside
     config = (Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text()
     assert 'toolbarMode = "minimal"' in config  # no Deploy button on a teaching server
+
+
+def test_the_query_key_plane_shades_where_every_held_out_point_lies_and_labels_the_sentences_points():
+    from viz.steps import qk_space_figure
+
+    rng = np.random.default_rng(0)
+    queries, keys = rng.normal(size=(4, 2)), rng.normal(size=(5, 2))
+    sample_queries, sample_keys = rng.normal(size=(1000, 2)), rng.normal(2.0, 1.0, size=(800, 2))
+    labels = dict(query="queries", key="keys", sample_query="where held-out queries lie",
+                  sample_key="where held-out keys lie", weight="weight", x="PC 1", y="PC 2", title="L1 H1")
+    fig = qk_space_figure(queries, keys, sample_queries, sample_keys, list("abcd"), list("vwxyz"), 1,
+                          np.array([0.5, 0.3, 0.1, 0.1, 0.0]), labels)
+    shades = [t for t in fig.data if t.type == "heatmap"]
+    assert len(shades) == 2
+    for shade, expected in zip(shades, (1000, 800)):  # the shading is the square root of each cell's count
+        assert np.nansum(np.asarray(shade.z, dtype=float) ** 2) == pytest.approx(expected)
+        cell = np.diff(shade.x)[0]
+        assert np.diff(shade.y)[0] == pytest.approx(cell)  # square cells on axes that share one scale
+    named = [t.name for t in fig.data if t.type == "scatter" and t.showlegend is not False]
+    assert named == ["where held-out queries lie", "where held-out keys lie", "queries", "keys"]
+    points = {t.name: t for t in fig.data if t.name in ("queries", "keys")}
+    assert list(points["queries"].text) == list("abcd") and len(points["keys"].x) == 5
+    assert len([t for t in fig.data if t.type == "scatter" and t.mode == "lines"]) == 4  # a line to each key with a weight ≥ 0.02
