@@ -18,6 +18,18 @@ def test_points_on_a_line_keep_all_their_variance_in_the_first_component():
                                np.linalg.norm(line[:5] - line[0], axis=1), rtol=1e-4)
 
 
+def test_the_projection_is_the_principal_components_an_svd_finds():
+    rng = np.random.default_rng(1)
+    points = rng.normal(size=(300, 6)) * np.array([5.0, 3.0, 1.0, 0.5, 0.2, 0.1])
+    projection = qk_space.project(points[:10], points[10:20], points[20:150], points[150:])
+    centred = points - points.mean(0)
+    _, singular, vt = np.linalg.svd(centred, full_matrices=False)
+    expected = centred @ vt[:2].T
+    got = np.concatenate([projection.queries, projection.keys, projection.sample_queries, projection.sample_keys])
+    np.testing.assert_allclose(np.abs(got), np.abs(expected), atol=1e-4)  # each component up to its sign
+    np.testing.assert_allclose(projection.explained, (singular[:2] ** 2) / (singular**2).sum(), rtol=1e-6)
+
+
 def test_a_previous_token_head_is_named_by_its_offset_and_a_diffuse_one_is_not():
     n = 6
     previous = np.eye(n, k=-1)
