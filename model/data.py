@@ -124,14 +124,16 @@ def _interleave(a: list[Example], b: list[Example]) -> list[Example]:
     return out + a[len(b) :] + b[len(a) :]
 
 
-def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR) -> Splits:
+def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR, name_copies: int | None = None) -> Splits:
+    """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh;
+    default NAME_COPIES)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
     if corpus == "tatoeba-en-zh":
         return _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
     if corpus == "tatoeba-extra-en-zh":
-        return _extra_en_zh_splits(data_dir)
+        return _extra_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies)
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     if corpus == "names-en-de":
@@ -328,7 +330,7 @@ def _names_en_de_splits(data_dir: Path) -> Splits:
     return Splits(train=[Example(s, r) for s, r in items], valid=base.valid, test=base.test)
 
 
-def _extra_en_zh_splits(data_dir: Path) -> Splits:
+def _extra_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES) -> Splits:
     base = _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
     extra = data_dir / "en-zh-extra"
     held_out = {normalise_english(e.source) for e in base.valid + base.test} | protected_english()
@@ -337,7 +339,7 @@ def _extra_en_zh_splits(data_dir: Path) -> Splits:
     for name in EXTRA_SENTENCE_FILES:
         pairs += read_pairs(extra / name)
     names = read_names(extra / "cedict-names.tsv")
-    pairs += substitute_names(pairs, names)
+    pairs += substitute_names(pairs, names, copies=name_copies)
     for en, zh in pairs:
         if normalise_english(en) not in held_out:
             refs = train.setdefault(en, [])

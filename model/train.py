@@ -189,6 +189,12 @@ def parse_args(argv=None):
         "on beside its sentences (0: none)",
     )
     p.add_argument(
+        "--name-copies",
+        type=int,
+        default=None,
+        help="tatoeba-extra-en-zh: name-substituted copies of each training pair with a name (default 1)",
+    )
+    p.add_argument(
         "--names-every-epoch",
         action="store_true",
         help="train on all of the corpus's name pairs (given names, CLDR names: about 1,800) every epoch, beside "
@@ -243,7 +249,7 @@ def main(argv=None):
     run.dir.mkdir(parents=True, exist_ok=True)
     src_lang, tgt_lang = LANGUAGES[args.corpus]
 
-    splits = load_splits(args.corpus, args.data_dir)
+    splits = load_splits(args.corpus, args.data_dir, name_copies=args.name_copies)
     pairs = training_pairs(splits.train)
     if args.limit_train:
         pairs = pairs[: args.limit_train]
