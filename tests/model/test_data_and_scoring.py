@@ -68,3 +68,14 @@ def test_the_query_key_views_held_out_sample_is_the_probe_set_and_never_trained_
         sample = read_sample_sentences(checkpoint)
         assert sample == [e.source.strip() for e in splits.test[: len(sample)]], name
         assert not set(sample) & {e.source.strip() for e in splits.train}, name
+
+
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-extra").exists(), reason="the shared en-zh extras are not here")
+def test_more_name_copies_put_more_names_in_sentences_and_none_of_the_protected_ones():
+    from model.data import normalise_english, protected_english
+
+    one, three = load_splits("tatoeba-extra-en-zh"), load_splits("tatoeba-extra-en-zh", name_copies=3)
+    with_jerry = [sum("Jerry" in e.source for e in splits.train) for splits in (one, three)]
+    assert with_jerry[1] >= 3 * with_jerry[0] > 0
+    assert len(three.train) > len(one.train) and (one.valid, one.test) == (three.valid, three.test)
+    assert not {normalise_english(e.source) for e in three.train} & protected_english()
