@@ -43,17 +43,20 @@ def read_sample_sentences(checkpoint: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def combine(parts: list[QKSample], max_points: int = SAMPLE_POINTS, seed: int = 0,
+def combine(parts: list[QKSample], max_points: int | None = SAMPLE_POINTS, seed: int = 0,
             dtype=np.float16) -> QKSample:
     """The samples of several batches as one, each kind's points drawn uniformly at random down to max_points
-    (one draw for all heads of a kind; queries and keys drawn separately), kept in dtype: a whole probe set's points of 144 heads would take ~70 MB per checkpoint in float16, this ~18 MB."""
+    (None: all of them; one draw for all heads of a kind; queries and keys drawn separately), kept in dtype: a whole probe set's points of 144 heads would take ~70 MB per checkpoint in float16, this ~18 MB."""
     rng = np.random.default_rng(seed)
     stacked: dict[str, dict[str, np.ndarray]] = {"q": {}, "k": {}}
     for name, attr in (("q", "queries"), ("k", "keys")):
         for kind in parts[0].queries:
             points = np.concatenate([getattr(part, attr)[kind] for part in parts], axis=2)
             n = points.shape[2]
-            chosen = np.sort(rng.choice(n, size=max_points, replace=False)) if n > max_points else np.arange(n)
+            if max_points is not None and n > max_points:
+                chosen = np.sort(rng.choice(n, size=max_points, replace=False))
+            else:
+                chosen = np.arange(n)
             stacked[name][kind] = np.ascontiguousarray(points[:, :, chosen]).astype(dtype)
     return QKSample(stacked["q"], stacked["k"], sum(part.sentences for part in parts))
 
@@ -93,7 +96,7 @@ def sample_qk_in_batches(loaded, sentences: list[str], lock, batch: int = 25,
     for start in range(0, len(sentences), batch):
         with lock:
             part = sample_qk(loaded, sentences[start:start + batch])
-        parts.append(combine([part], max_points=10**9))  # float16 at once: the whole set is held until combined
+        parts.append(combine([part], max_points=None))  # float16 at once: the whole set is held until combined
     return combine(parts, max_points)
 
 

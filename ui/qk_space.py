@@ -45,6 +45,13 @@ class QKSamples:
                 future = self._futures[checkpoint] = self._pool.submit(self._compute, checkpoint, loaded, slots)
             return future
 
+    def wait(self, timeout: float | None = None) -> None:
+        """Until every sample started so far has been computed (or failed)."""
+        with self._lock:
+            futures = list(self._futures.values())
+        for future in futures:
+            future.exception(timeout=timeout)
+
     @staticmethod
     def _compute(checkpoint: str, loaded, slots) -> qk_space.QKSample:
         """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""

@@ -186,7 +186,11 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     cache = models.translation_cache()
     # Other background work holds a model slot for a while (the query-key view's held-out sample, started by a
     # checkpoint's first page in this process), and nothing is computed ahead meanwhile: let it finish first.
+    # Its batches free the slots between them, so idle slots alone do not say it has ended.
+    from ui.qk_space import qk_samples
+
     run_app(s="We walk home.")
+    qk_samples().wait(timeout=120)
     deadline = time.monotonic() + 120
     while not cache.slots.idle and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -68,7 +68,7 @@ def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_serve
         thumb.focus()
         thumb.press("ArrowRight")
         wait_until_idle(page)
-        expect(page.locator(SLIDER).first).to_have_value(step, timeout=30_000)
+        expect(thumb).to_have_value(step, timeout=30_000)
     assert page.locator(SLIDER).first.input_value() == "2"
 
     open_view(page, "Cross-attention")
