@@ -217,6 +217,10 @@ def parse_args(argv=None):
     p.add_argument("--tgt-vocab", type=int, default=4000)
     p.add_argument("--max-len", type=int, default=128)
     p.add_argument("--average-last", type=int, default=5, help="average the weights of this many last epochs")
+    p.add_argument("--average-epochs", type=int, nargs=2, metavar=("FIRST", "LAST"),
+                   help="export the average of these epochs' weights (chosen beforehand, e.g. with "
+                   "benchmarks/score_run_epochs.py) instead of the better of the last and the last-N average; "
+                   "keep them with --average-last")
     p.add_argument("--valid-bleu-sentences", type=int, default=500, help="0 skips the per-epoch BLEU")
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (tests)")
     p.add_argument("--threads", type=int, default=None)
@@ -433,15 +437,23 @@ def validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args) 
 
 
 def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang):
-    """Average the last epochs' weights, keep whichever of averaged / last scores better on validation BLEU,
-    and write the checkpoint folder."""
+    """Average the last epochs' weights, keep whichever of averaged / last scores better on validation BLEU
+    (or take the average of --average-epochs), and write the checkpoint folder."""
     metrics = run.read_metrics()
     last_epoch = metrics[-1]["epoch"]
-    paths = [run.epoch_weights(e) for e in range(last_epoch - args.average_last + 1, last_epoch + 1)]
-    paths = [p for p in paths if p.exists()]
-    candidates = {"last": load_file(str(run.epoch_weights(last_epoch)))}
-    if len(paths) > 1:
-        candidates[f"average of last {len(paths)}"] = average_weights(paths)
+    if args.average_epochs:
+        first, last = args.average_epochs
+        paths = [run.epoch_weights(e) for e in range(first, last + 1)]
+        missing = [p.name for p in paths if not p.exists()]
+        if missing:
+            raise SystemExit(f"--average-epochs: {', '.join(missing)} not in {run.dir} (see --average-last)")
+        candidates = {f"average of epochs {first}-{last}": average_weights(paths)}
+    else:
+        paths = [run.epoch_weights(e) for e in range(last_epoch - args.average_last + 1, last_epoch + 1)]
+        paths = [p for p in paths if p.exists()]
+        candidates = {"last": load_file(str(run.epoch_weights(last_epoch)))}
+        if len(paths) > 1:
+            candidates[f"average of last {len(paths)}"] = average_weights(paths)
     model = Transformer(cfg)
     best_name, best_bleu, best_weights = None, -1.0, None
     for name, weights in candidates.items():

@@ -52,6 +52,19 @@ def test_tiny_training_lowers_the_loss_resumes_and_exports(tiny_corpus_dir, tmp_
     result = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
     assert result.target_pieces  # a model this small may say nothing yet, but it decodes
 
+    # A finished run exports the average of epochs chosen afterwards, without training again.
+    chosen = tmp_path / "chosen"
+    train.main([*common, "--epochs", "5", "--average-epochs", "4", "5", "--export", str(chosen)])
+    assert [m["epoch"] for m in metrics(run_dir)] == [1, 2, 3, 4, 5]
+    averaged = load_checkpoint(chosen)
+    assert averaged.metadata["weights"] == "average of epochs 4-5"
+    expected = train.average_weights([run_dir / "epoch004.safetensors", run_dir / "epoch005.safetensors"])
+    for key, value in averaged.model.state_dict().items():
+        if key in expected:
+            torch.testing.assert_close(value, expected[key].float())
+    with pytest.raises(SystemExit, match="epoch003.safetensors"):  # not kept: --average-last 2
+        train.main([*common, "--epochs", "5", "--average-epochs", "3", "5", "--export", str(tmp_path / "gone")])
+
 
 @pytest.mark.parametrize("sampling", [[], ["--subword-alpha", "0.1"]], ids=["best-split", "subword-sampling"])
 def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir, tmp_path, sampling):
