@@ -1,5 +1,6 @@
 """Score a training run's epoch weights, and averages of them, as the en-zh model card's lever tables do: the
-must-translate rows (zh), the everyday set and the Tatoeba test split, greedy.
+must-translate rows (zh), the Tatoeba validation split (all 1,000), the everyday set and the Tatoeba
+test split, greedy.
 
     python benchmarks/score_run_epochs.py runs/en-zh-nolex 1 2 1+2 shipped+1
 
@@ -31,7 +32,8 @@ def main(argv: list[str]) -> None:
     model, source, target = base.model, base.source_tokenizer, base.target_tokenizer
     shipped = {k: v.clone() for k, v in model.state_dict().items() if k != "generator.weight"}  # tied
     rows = [r for r in read_must_translate() if r.language == "zh"]
-    everyday, test = read_everyday("zh"), load_splits("tatoeba-extra-en-zh").test
+    splits = load_splits("tatoeba-extra-en-zh")
+    everyday, valid, test = read_everyday("zh"), splits.valid, splits.test
     for spec in specs:
         weights = [shipped if e == "shipped" else load_file(str(run / f"epoch{int(e):03d}.safetensors"))
                    for e in spec.split("+")]
@@ -39,9 +41,11 @@ def main(argv: list[str]) -> None:
         model.eval()
         outputs = translate_corpus(model, source, target, [r.english for r in rows])
         right = [contains_in_order(o, r.words) for o, r in zip(outputs, rows)]
+        v = score(translate_corpus(model, source, target, [x.source for x in valid]), valid, "zh")
         e = score(translate_corpus(model, source, target, [x.source for x in everyday]), everyday, "zh")
         t = score(translate_corpus(model, source, target, [x.source for x in test]), test, "zh")
-        print(json.dumps({"weights": spec, "must": f"{sum(right)}/{len(right)}", "everyday_bleu": e["bleu"],
+        print(json.dumps({"weights": spec, "must": f"{sum(right)}/{len(right)}",
+                          "valid_bleu": v["bleu"], "valid_chrf": v["chrf"], "everyday_bleu": e["bleu"],
                           "everyday_chrf": e["chrf"], "test_bleu": t["bleu"], "test_chrf": t["chrf"],
                           "wrong": [f"{r.english} -> {o}" for r, o, k in zip(rows, outputs, right) if not k]},
                          ensure_ascii=False), flush=True)
