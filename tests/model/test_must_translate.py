@@ -64,11 +64,12 @@ def en_zh():
 # What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
 # the mark is removed. Issue 20 stays open for them.
 EN_ZH_STILL_WRONG = {
-    "The trophy didn't fit in the suitcase because it was too big.": "因为它的粗重大，所以没有这个手提箱。",
-    "The trophy didn't fit in the suitcase because it was too small.": "因为它的粗重大，所以没有这个手提箱。",
-    "Attention is all you need.": "你没必要所有需要的。",
-    "Machine translation is difficult.": "马赫的译文很困难。",
-    "The dog is chasing the cat.": "狗狗在猫上开。",
+    "The trophy didn't fit in the suitcase because it was too big.": "幸物因为它不大合这个手提箱。",
+    "The trophy didn't fit in the suitcase because it was too small.": "幸物因为它不大合这个手提箱。",
+    "Attention is all you need.": "你没必要怀疑。",
+    "Machine translation is difficult.": "马赫翻译很困难。",
+    # the earlier weights passed the word check with the cause reversed (因为猫在沙发上睡觉，它非常累了。)
+    "The cat is sleeping on the sofa because it is very tired today.": "因为现在在沙发上睡觉，它很疲劳。",
 }
 
 

@@ -13,20 +13,21 @@ from ..conftest import ROOT
 
 EXPECTED = {
     "en-zh": {
-        "Tom is reading a book.": "汤姆在读一本书。",
-        "I don't know what to do.": "我不知道该怎么做。",
+        "Tom is reading a book.": "汤姆在读书。",
+        "I don't know what to do.": "我不知道该怎么办。",
         "She bought a red car yesterday.": "她昨天买了一辆红色汽车。",
         "The cat is sleeping on the sofa.": "猫在沙发上睡觉。",
-        "We will visit our grandmother next week.": "下周将去看我们的奶奶。",
-        # the seeds' sentences, wrong in the earlier checkpoint ("汤姆一定会买手术。", "狗的猫喂车。")
+        # pinned as it is, flaw included: 将 stands before 我们 ("will we")
+        "We will visit our grandmother next week.": "下周将我们去看我们的祖母。",
+        # the seeds' sentences, wrong in the first checkpoint ("汤姆一定会买手术。", "狗的猫喂车。")
         "Tom chases Jerry.": "汤姆追赶杰瑞。",
         "The dog chases the cat.": "狗追着猫。",
-        "The animal didn't cross the street because it was too tired.": "动物没有过马路，因为它太累了。",
+        "The animal didn't cross the street because it was too tired.": "动物没有过马路，因为太累了。",
         # pinned as it is, flaw included: drops 站 ("where is the train")
         "Where is the train station?": "火车在哪儿？",
         # everyday sentences
-        "I am a student.": "我是学生。",
-        "He does not like coffee.": "他不喜欢咖啡。",
+        "I am a student.": "我是个学生。",
+        "He does not like coffee.": "他不喜欢喝咖啡。",
         "I bought a new computer yesterday.": "我昨天买了台新电脑。",
         "Can you help me with my homework?": "你可以帮我做我的家庭作业吗？",
     },
@@ -47,12 +48,13 @@ EXPECTED = {
 }
 LANGUAGES = {"en-zh": ("en", "zh", "tatoeba-extra-en-zh"), "en-de": ("en", "de", "tatoeba-multi30k-en-de")}
 # Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint
-# shipped (sacrebleu 2.6): en-zh 36.58 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoint's
-# 35.47), en-de 38.0 on Multi30k test2016 (13a, lowercased). The floors leave room for numeric noise.
-BLEU_FLOOR = {"en-zh": ("tatoeba-en-zh", 34.5, False), "en-de": ("multi30k-en-de", 36.0, True)}
-# Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 41.57 /
-# chrF 34.55 (tok:zh; the earlier checkpoint 36.37 / 31.11), en-de BLEU 37.54 / chrF 61.05 (13a, cased).
-EVERYDAY_FLOOR = {"en-zh": (39.5, 33.0), "en-de": (35.0, 58.0)}
+# shipped (sacrebleu 2.6): en-zh 38.97 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
+# 36.58 and 35.47), en-de 38.0 on Multi30k test2016 (13a, lowercased). The floors leave room for numeric noise.
+BLEU_FLOOR = {"en-zh": ("tatoeba-en-zh", 37.0, False), "en-de": ("multi30k-en-de", 36.0, True)}
+# Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 44.21 /
+# chrF 36.98 (tok:zh; the earlier checkpoints 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 37.54 / chrF 61.05
+# (13a, cased).
+EVERYDAY_FLOOR = {"en-zh": (42.0, 35.0), "en-de": (35.0, 58.0)}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))
