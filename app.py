@@ -526,7 +526,8 @@ def main() -> None:
         calibration = get_calibration(checkpoint)
         if calibration:
             st.caption(t("unsure_about", lang, threshold=calibration.threshold, recall=calibration.recall,
-                         precision=calibration.precision))
+                         precision=calibration.precision, n=calibration.test_sentences, bad=calibration.test_bad,
+                         flagged=calibration.test_flagged, caught=round(calibration.recall * calibration.test_bad)))
         if cfg.norm_first:
             st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))

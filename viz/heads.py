@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,6 +14,22 @@ from .text import plotly_literal
 def _half_range(values: np.ndarray, middle: float) -> float:
     spread = np.nanmax(np.abs(values - middle)) if np.isfinite(values).any() else 0.0
     return float(spread) or 1.0
+
+
+TITLE_WIDTH = 88  # Latin characters that fit on one bold title line of a grid in the main column at 1024 px
+
+
+def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:
+    """A title in lines of at most `width` Latin characters (a Chinese character counts two), broken at a space
+    where there is one, so a long title wraps instead of running off the figure."""
+    lines, line = [], ""
+    for char in title:
+        line += char
+        if sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line) > width:
+            cut = line.rfind(" ")
+            head, line = (line[:cut], line[cut + 1:]) if cut > 0 else (line[:-1], char)
+            lines.append(head.rstrip())
+    return lines + [line] if line else lines
 
 
 def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", head_label: str = "head",
@@ -46,7 +63,8 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
     )
     fig.update_layout(
         # The head axis sits on top, like the attention maps; the title goes above it with room to spare.
-        title=dict(text=html.escape(title, quote=False), y=0.99, yanchor="top"),
+        title=dict(text="<br>".join(html.escape(line, quote=False) for line in wrap_title(title)), y=0.99,
+                   yanchor="top"),
         xaxis=dict(title=dict(text=head_label, standoff=4), tickmode="array", tickvals=list(range(1, n_heads + 1)),
                    side="top"),
         yaxis=dict(title=layer_label, tickmode="array", tickvals=list(range(1, n_layers + 1)), autorange="reversed"),

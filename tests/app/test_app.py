@@ -445,6 +445,12 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
         assert any(marker in w.value for w in at.warning), lang
         about = " ".join(c.value for c in at.caption)
         assert "BLEU" in about and ("CC-CEDICT" in about) and ("technical" in about or "专业" in about)
+        # the note's precision and recall come with the counts they rest on (confidence.json)
+        calibration = json.loads((ROOT / "checkpoints" / "en-zh" / "confidence.json").read_text())
+        caught = round(calibration["recall"] * calibration["test_bad"])
+        counts = (f"{caught} of {calibration['test_bad']}" if lang == "en" else
+                  f"{calibration['test_bad']} 个中的 {caught} 个")
+        assert counts in about, lang
     at = run_app(s="I am a student.")
     assert not any("unsure" in w.value for w in at.warning)
 
