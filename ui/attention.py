@@ -8,7 +8,7 @@ import streamlit as st
 
 from model import align, attribute, decode, export
 from ui import models, widgets
-from ui.common import KIND_TAB, attention_heatmap, axis_names, chart, head_name, layer_of_kind
+from ui.common import KIND_TAB, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
 from ui.models import get_alignment, get_flow, get_model
 from viz import attention as attention_viz
 from viz.tables import attention_csv, probability_text, token_table
@@ -92,6 +92,9 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
         return
     st.caption(t("aer_caption", lang, aer=f"{mine:.2f}", sentences=table["sentences"], best_layer=best["layer"],
                  best_head=head_name(str(best["head"]), lang), best=f"{best['aer']:.2f}"))
+    if (layer, head) != (best["layer"], str(best["head"])):  # the map a class should see an alignment in, one click away
+        st.button(t("aer_show_best", lang, layer=best["layer"], head=head_name(str(best["head"]), lang)),
+                  on_click=inspect_head, args=(best["layer"], best["head"]), key="aer-show-best")
 
 
 def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,

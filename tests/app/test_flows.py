@@ -3,6 +3,7 @@ the same map (same axes), each computed from the shown translation; the heads' a
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -82,6 +83,15 @@ def test_shipped_checkpoint_shows_each_heads_alignment_error_in_chinese(monkeypa
     assert not np.array_equal(heat(figures(at)["aer-grid"]), grid)
     at = open_tab(at, "tab_cross")
     assert any("对齐错误率" in c.value for c in at.caption)
+
+    # one click from the first map (layer 1, head 1) to the best aligner of alignment.json, named in the caption
+    table = json.loads((ROOT / "checkpoints" / "en-zh" / "alignment.json").read_text())
+    best = min((r for r in table["results"] if r["method"] == "attention"), key=lambda r: r["aer"])
+    at.button(key="aer-show-best").click().run()
+    assert not at.exception
+    assert (at.session_state.layer, at.session_state.head) == (best["layer"], str(best["head"]))
+    assert any(f"{best['aer']:.2f}" in c.value for c in at.caption if "对齐错误率" in c.value)
+    assert not [b for b in at.button if b.key == "aer-show-best"]  # shown already: no button
 
 
 def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_root, tiny_checkpoint):
