@@ -92,7 +92,7 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
         return
     st.caption(t("aer_caption", lang, aer=f"{mine:.2f}", sentences=table["sentences"], best_layer=best["layer"],
                  best_head=head_name(str(best["head"]), lang), best=f"{best['aer']:.2f}"))
-    if (layer, head) != (best["layer"], str(best["head"])):  # the map a class should see an alignment in, one click away
+    if (layer, head) != (best["layer"], str(best["head"])):  # the map where a class sees an alignment, one click on
         st.button(t("aer_show_best", lang, layer=best["layer"], head=head_name(str(best["head"]), lang)),
                   on_click=inspect_head, args=(best["layer"], best["head"]), key="aer-show-best")
 
