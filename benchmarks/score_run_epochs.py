@@ -41,9 +41,8 @@ def main(argv: list[str]) -> None:
         model.eval()
         outputs = translate_corpus(model, source, target, [r.english for r in rows])
         right = [contains_in_order(o, r.words) for o, r in zip(outputs, rows)]
-        v = score(translate_corpus(model, source, target, [x.source for x in valid]), valid, "zh")
-        e = score(translate_corpus(model, source, target, [x.source for x in everyday]), everyday, "zh")
-        t = score(translate_corpus(model, source, target, [x.source for x in test]), test, "zh")
+        v, e, t = (score(translate_corpus(model, source, target, [x.source for x in examples]), examples, "zh")
+                   for examples in (valid, everyday, test))
         print(json.dumps({"weights": spec, "must": f"{sum(right)}/{len(right)}",
                           "valid_bleu": v["bleu"], "valid_chrf": v["chrf"], "everyday_bleu": e["bleu"],
                           "everyday_chrf": e["chrf"], "test_bleu": t["bleu"], "test_chrf": t["chrf"],

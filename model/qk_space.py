@@ -46,7 +46,8 @@ def read_sample_sentences(checkpoint: Path) -> list[str]:
 def combine(parts: list[QKSample], max_points: int | None = SAMPLE_POINTS, seed: int = 0,
             dtype=np.float16) -> QKSample:
     """The samples of several batches as one, each kind's points drawn uniformly at random down to max_points
-    (None: all of them; one draw for all heads of a kind; queries and keys drawn separately), kept in dtype: a whole probe set's points of 144 heads would take ~70 MB per checkpoint in float16, this ~18 MB."""
+    (None: all of them; one draw for all heads of a kind; queries and keys drawn separately), kept in dtype: a
+    whole probe set's points of 144 heads would take ~70 MB per checkpoint in float16, this ~18 MB."""
     rng = np.random.default_rng(seed)
     stacked: dict[str, dict[str, np.ndarray]] = {"q": {}, "k": {}}
     for name, attr in (("q", "queries"), ("k", "keys")):

@@ -19,13 +19,18 @@ def _half_range(values: np.ndarray, middle: float) -> float:
 TITLE_WIDTH = 88  # Latin characters that fit on one bold title line of a grid in the main column at 1024 px
 
 
+def display_width(text: str) -> int:
+    """Width in Latin characters: a Chinese (wide or full-width) character counts two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:
-    """A title in lines of at most `width` Latin characters (a Chinese character counts two), broken at a space
-    where there is one, so a long title wraps instead of running off the figure."""
+    """A title in lines of at most `width` (display_width), broken at a space where there is one, so a long
+    title wraps instead of running off the figure."""
     lines, line = [], ""
     for char in title:
         line += char
-        if sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line) > width:
+        if display_width(line) > width:
             cut = line.rfind(" ")
             head, line = (line[:cut], line[cut + 1:]) if cut > 0 else (line[:-1], char)
             lines.append(head.rstrip())

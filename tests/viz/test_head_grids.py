@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 import numpy as np
 
-from viz.heads import TITLE_WIDTH, statistic_grid, wrap_title
+from viz.heads import TITLE_WIDTH, display_width, statistic_grid, wrap_title
 from viz.text import t
-
-
-def width(line: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 
 
 def test_the_aer_grid_title_wraps_in_english_and_stays_one_line_in_chinese():
     english = t("aer_grid_title", "en", method=t("aer_value-zeroing", "en"), sentences=110)
     chinese = t("aer_grid_title", "zh", method=t("aer_value-zeroing", "zh"), sentences=110)
     lines = wrap_title(english)
-    assert len(lines) == 2 and all(width(line) <= TITLE_WIDTH for line in lines)
+    assert len(lines) == 2 and all(display_width(line) <= TITLE_WIDTH for line in lines)
     assert " ".join(lines) == english  # broken at a space, nothing lost
     assert wrap_title(chinese) == [chinese]
+    assert display_width("注意 ab") == 7
     assert "".join(wrap_title("注意" * 60)) == "注意" * 60  # no space: broken between characters
 
 
