@@ -79,3 +79,23 @@ def test_more_name_copies_put_more_names_in_sentences_and_none_of_the_protected_
     assert with_jerry[1] >= 3 * with_jerry[0] > 0
     assert len(three.train) > len(one.train) and (one.valid, one.test) == (three.valid, three.test)
     assert not {normalise_english(e.source) for e in three.train} & protected_english()
+
+
+def test_chinese_training_targets_get_full_width_punctuation_and_numbers_keep_theirs():
+    from model.data import full_width_punctuation
+
+    assert full_width_punctuation("很痛吗?") == "很痛吗？"
+    assert full_width_punctuation("我找过了, 但找不到。") == "我找过了，但找不到。"  # its space goes too
+    assert full_width_punctuation("多漂亮的花啊!") == "多漂亮的花啊！"
+    assert full_width_punctuation("会议3:30开始") == "会议3:30开始"  # a time is not Chinese punctuation
+    assert full_width_punctuation("我说Hello, world") == "我说Hello, world"  # nor a comma inside English
+
+
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-extra").exists(), reason="the shared en-zh extras are not here")
+def test_no_chinese_training_target_has_a_half_width_mark_after_a_character():
+    import re
+
+    splits = load_splits("tatoeba-extra-en-zh")
+    targets = [t for _, t in training_pairs(splits.train)]
+    assert not [t for t in targets if re.search(r"[\u4e00-\u9fff][?!,;:]", t)]
+    assert sum("？" in t for t in targets) > 9000
