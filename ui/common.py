@@ -88,12 +88,19 @@ def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> l
     return out
 
 
+def kind_in_sentence(kind: str, lang: str) -> str:
+    """An attention kind's name inside a sentence: "encoder self-attention", not the tab's "Encoder
+    self-attention" (Chinese has no capitals)."""
+    name = t(KIND_TAB[kind], lang)
+    return name[0].lower() + name[1:] if lang == "en" else name
+
+
 def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> int:
     """The chosen layer, or this kind's last one when its stack is shallower (a checkpoint may have more encoder
     than decoder layers, or fewer); says so when it had to step back."""
     n_layers = tr.attention(kind).shape[0]
     if layer > n_layers:
-        st.caption(t("layer_clamped", lang, kind=t(KIND_TAB[kind], lang), n=n_layers, layer=layer))
+        st.caption(t("layer_clamped", lang, kind=kind_in_sentence(kind, lang), n=n_layers, layer=layer))
         return n_layers
     return layer
 

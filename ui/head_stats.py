@@ -9,7 +9,7 @@ import streamlit as st
 
 from model import align, decode, probe, roles
 from ui import widgets
-from ui.common import KIND_TAB, chart, inspect_head, kind_selector
+from ui.common import KIND_TAB, chart, inspect_head, kind_in_sentence, kind_selector
 from ui.models import get_alignment, get_model
 from viz.heads import statistic_grid
 from viz.tables import localized_head_table
@@ -120,8 +120,8 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
     st.caption(t("aer_explain", lang))
     best = pd.DataFrame([{t("aer_col_method", lang): t(f"aer_{r['method']}", lang) if r["method"] in ALIGNERS
                           else t(f"flow_{r['method']}", lang),
-                          t("layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
-                          t("head", lang): t("flow_whole_model", lang) if r["head"] == "model"
+                          t("col_layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
+                          t("col_head", lang): t("flow_whole_model", lang) if r["head"] == "model"
                           else t("mean_heads", lang) if r["head"] == "mean" else str(r["head"]),
                           "AER": f"{r['aer']:.2f}"} for r in align.best_rows(rows)])
     st.markdown(f"**{t('aer_best', lang)}**")
@@ -138,7 +138,7 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     rows = frame[frame["kind"] == kind]
     values = rows.pivot(index="layer", columns="head", values="importance").to_numpy()
-    chart(statistic_grid(values, t("roles_importance_title", lang, kind=t(KIND_TAB[kind], lang)),
+    chart(statistic_grid(values, t("roles_importance_title", lang, kind=kind_in_sentence(kind, lang)),
                          layer_label=t("layer", lang), head_label=t("head", lang)), key="importance-grid")
     st.caption(t("roles_importance_explain", lang))
     named = frame[frame["role"].fillna("") != ""]
@@ -147,8 +147,8 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
         st.caption(t("roles_none", lang))
     else:
         st.dataframe(pd.DataFrame({
-            t("col_kind", lang): named["kind"].map(labels), t("layer", lang): named["layer"],
-            t("head", lang): named["head"],
+            t("col_kind", lang): named["kind"].map(labels), t("col_layer", lang): named["layer"],
+            t("col_head", lang): named["head"],
             t("col_role", lang): named["role"].map(lambda r: ("、" if lang == "zh" else ", ").join(
                 t(f"role_{x.strip()}", lang) for x in r.split(","))),
             t("roles_evidence", lang): [evidence(r, lang) for r in named.itertuples()]}), hide_index=True,

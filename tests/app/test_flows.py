@@ -134,6 +134,11 @@ def test_measured_roles_and_importance_on_the_head_statistics_view(monkeypatch):
         np.testing.assert_allclose(np.linalg.norm(importance, axis=1), 1.0, atol=1e-3)
         caption = next(c.value for c in at.caption if c.value.startswith(("Thresholds", "阈值")))
         assert "90%" in caption or "90 %" in caption
+        title = figures(at)["importance-grid"]["layout"]["title"]["text"].replace("<br>", " ")
+        assert ("each encoder self-attention head" in title) if lang == "en" else ("编码器自注意力" in title)
+        columns = [list(d.value.columns) for d in at.dataframe]  # one spelling of layer and head in every table
+        assert {c for cols in columns for c in cols if c.lower() in ("layer", "head", "层", "头")} == \
+            ({"layer", "head"} if lang == "en" else {"层", "头"})
 
 
 def test_head_search_ranks_cross_attention_heads_by_gold_aer(monkeypatch):
