@@ -254,9 +254,12 @@ def write_url() -> None:
 
 
 def page_style(present: bool) -> None:
-    """Less empty space above the page, so the map fits the first screen of a 1024×768 projector; in presentation
-    mode, larger captions and translation for the back row. Fixed CSS, no user text."""
+    """Less empty space above the page, so the map fits the first screen of a 1024×768 projector; every lesson tab
+    in view; in presentation mode, larger captions and translation for the back row. Fixed CSS, no user text."""
     css = f".block-container {{padding-top: {1.5 if present else 2.5}rem; padding-bottom: 1rem;}}"
+    # Ten lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
+    # hiding behind the tab bar's scroll arrow.
+    css += " .st-key-lesson_tab [role='tablist'] {flex-wrap: wrap; overflow: visible;}"
     if present:
         css += (" [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
                 " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}")

@@ -193,3 +193,29 @@ def test_every_view_is_one_visible_click_away_at_1024(streamlit_server, browser,
         assert all(inside(t(view, lang)) for view in views), group
     assert_no_exception(page)
     page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server, browser, lang):
+    """All ten lesson tabs lie inside the page at 1024×768 and 1280×720, sidebar open: none behind the tab bar's
+    scroll arrow (at 1280 px the Chinese tenth lesson was)."""
+    from ui.lessons import LESSON_KEYS
+    from viz.text import t
+
+    for width, height in ((1024, 768), (1280, 720)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}&view={LESSON_KEYS[0]}", wait_until="domcontentloaded")
+        page.get_by_role("tab", name=t(LESSON_KEYS[0], lang), exact=True).wait_for(timeout=120_000)
+        wait_until_idle(page)
+        main = page.locator("[data-testid='stMain']").bounding_box()
+        for key in LESSON_KEYS:
+            tab = page.get_by_role("tab", name=t(key, lang), exact=True)
+            box = tab.bounding_box()
+            assert box and main["x"] <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"], (width, key)
+        page.get_by_role("tab", name=t(LESSON_KEYS[-1], lang), exact=True).click()
+        wait_until_idle(page)
+        assert page.get_by_role("tab", name=t(LESSON_KEYS[-1], lang), exact=True).get_attribute("aria-selected") == "true"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"lessons-{width}x{height}-{lang}.png"))
+        assert_no_exception(page)
+        page.close()
