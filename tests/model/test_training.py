@@ -235,3 +235,12 @@ def test_warm_start_under_new_tokenizers_keeps_the_layers_and_the_shared_pieces(
         j = old_target.get(piece, old_target.get("\u2581" + piece))
         if j is not None:
             assert torch.equal(new["tgt_embed.lookup.weight"][i], old["tgt_embed.lookup.weight"][j]), piece
+
+
+def test_bf16_on_a_cpu_without_native_bfloat16_stops_before_training(tiny_corpus_dir, tmp_path, monkeypatch):
+    """On an AVX2 CPU autocast emulates bfloat16 (a step of the 6+6 model: 90 s instead of 4 s): say so at once
+    instead of training for hours."""
+    monkeypatch.setattr(train, "bf16_is_native", lambda: False)
+    with pytest.raises(SystemExit, match="no native bfloat16"):
+        train.main(["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--bf16"])
+    assert not (tmp_path / "run").exists()
