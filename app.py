@@ -452,14 +452,19 @@ def open_first_loadable(checkpoints: list[str]):
 
 
 def about_model(checkpoint: str, loaded, lang: str) -> str:
-    """What the model was trained on, its measured greedy scores (eval.json) and what it gets wrong."""
-    scores = [t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r["greedy"]["bleu"],
-                chrf=r["greedy"]["chrf"])
-              for name, r in get_scores(checkpoint).items() if "greedy" in r and f"about_set_{name}" in STRINGS[lang]]
+    """What the model was trained on, its measured scores (eval.json: greedy, and beam 4 where measured: the
+    sidebar's beam search starts at 4) and what it gets wrong."""
+    def scores(decoding: str) -> str:
+        return "; ".join(t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r[decoding]["bleu"],
+                           chrf=r[decoding]["chrf"])
+                         for name, r in get_scores(checkpoint).items()
+                         if decoding in r and f"about_set_{name}" in STRINGS[lang])
+
     corpus = loaded.metadata.get("corpus", "")
     data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
+    beam = scores("beam4")
     return t("about_model", lang, params=count_parameters(loaded.model) / 1e6, data=data,
-             scores="; ".join(scores) or "–")
+             scores=scores("greedy") or "–", beam=t("about_beam", lang, scores=beam) if beam else "")
 
 
 def page_selector(lang: str) -> None:

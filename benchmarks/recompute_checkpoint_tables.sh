@@ -11,7 +11,7 @@ set -euo pipefail
 ck=${1:?usage: recompute_checkpoint_tables.sh CHECKPOINT_DIR}
 tmp=$(mktemp -d)
 python -m model.evaluate --checkpoint "$ck" --split test --beam 1 4 --output "$tmp/test.json"
-python -m model.evaluate --checkpoint "$ck" --split everyday --output "$tmp/everyday.json"
+python -m model.evaluate --checkpoint "$ck" --split everyday --beam 1 4 --output "$tmp/everyday.json"
 python - "$ck" "$tmp" <<'PY'
 import json, sys
 from pathlib import Path
