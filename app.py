@@ -455,10 +455,10 @@ def about_model(checkpoint: str, loaded, lang: str) -> str:
     """What the model was trained on, its measured scores (eval.json: greedy, and beam 4 where measured: the
     sidebar's beam search starts at 4) and what it gets wrong."""
     def scores(decoding: str) -> str:
-        return "; ".join(t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r[decoding]["bleu"],
-                           chrf=r[decoding]["chrf"])
-                         for name, r in get_scores(checkpoint).items()
-                         if decoding in r and f"about_set_{name}" in STRINGS[lang])
+        return t("clause_separator", lang).join(
+            t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r[decoding]["bleu"],
+              chrf=r[decoding]["chrf"])
+            for name, r in get_scores(checkpoint).items() if decoding in r and f"about_set_{name}" in STRINGS[lang])
 
     corpus = loaded.metadata.get("corpus", "")
     data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
@@ -520,7 +520,7 @@ def main() -> None:
         st.markdown(f"#### {t('title', lang)}")
     incomplete = incomplete_checkpoints(CHECKPOINT_ROOT)
     if incomplete:
-        st.sidebar.caption(t("checkpoints_incomplete", lang, folders="; ".join(
+        st.sidebar.caption(t("checkpoints_incomplete", lang, folders=t("clause_separator", lang).join(
             f"{markdown_literal(name)} ({', '.join(missing)})" for name, missing in incomplete.items())))
     for name, error in broken:
         st.warning(t("checkpoint_broken", lang, name=markdown_literal(name), error=markdown_literal(error)))

@@ -37,8 +37,9 @@ def show_trail(tr: decode.Translation, original: decode.Translation | None, lang
     trail = st.session_state.get("trail", [])
     if not trail or original is None or tr.teacher_forced:
         return
-    steps = "; ".join(t("whatif_step", lang, step=step, piece=markdown_literal(tr.target_pieces[step])
-                        if step < len(tr.target_pieces) else "–") for step, _ in trail)
+    steps = t("clause_separator", lang).join(
+        t("whatif_step", lang, step=step, piece=markdown_literal(tr.target_pieces[step])
+          if step < len(tr.target_pieces) else "–") for step, _ in trail)
     st.info(t("whatif_note", lang, steps=steps, new=markdown_literal(tr.target_text), new_lp=tr.log_prob,
               original=markdown_literal(original.target_text), original_lp=original.log_prob,
               delta=tr.log_prob - original.log_prob))

@@ -179,4 +179,4 @@ def evidence(row, lang: str) -> str:
         parts.append(t("evidence_rare", lang, share=f"{row.rare_share:.0%}"))
     if "alignment" in roles_:
         parts.append(t("evidence_alignment", lang, aer=f"{row.aer:.2f}"))
-    return "; ".join(parts)
+    return t("clause_separator", lang).join(parts)
