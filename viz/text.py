@@ -801,7 +801,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "details": "子词，以及每个输出子词的概率",
         "unsure": "**很可能译错了：** 模型对这个译文没有把握（每个输出子词的平均对数概率为 {score:.2f}，低于 {threshold:.2f}；见“关于这个模型”）。",
         "unsure_about": "当一个译文每个输出子词的平均对数概率低于 {threshold:.2f} 时，页面会提示。在 {n} 个人工评判过的留出译文上，这条线找出了 {recall:.0%} 的错误译文（{bad} 个中的 {caught} 个），被提示的译文中有 {precision:.0%} 确实是错的（{flagged} 个中的 {caught} 个）。句子不多，这些数字只是粗略的。被提示的译文，其注意力图仍然是模型实际的计算。",
-        "about_model": "**这是什么模型。** 一个小型 Transformer（{params:.0f}M 个参数），在两个 CPU 核上训练。{data} 实测（贪心解码）：{scores}。{beam}它学的是简短的日常句子：长句、专业文本或新闻常常会译错，没见过的人名也可能译乱。",
+        "about_model": "**这是什么模型。** 一个小型 Transformer（{params:.0f}M 个参数），在两个 CPU 核上训练。{data}实测（贪心解码）：{scores}。{beam}它学的是简短的日常句子：长句、专业文本或新闻常常会译错，没见过的人名也可能译乱。",
         "about_scores": "{name}上 BLEU {bleu:.1f} / chrF {chrf:.1f}",
         "about_beam": "用束宽为 4 的束搜索（侧栏可选，较慢）：{scores}。",
         "about_set_tatoeba_en_zh_test": "留出的 Tatoeba 测试集",

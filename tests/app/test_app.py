@@ -455,7 +455,9 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
         everyday = json.loads((ROOT / "checkpoints" / "en-zh" / "eval.json").read_text())["everyday"]
         assert f"{everyday['beam4']['bleu']:.1f} / chrF {everyday['beam4']['chrf']:.1f}" in about, lang
         assert ("beam search of width 4" if lang == "en" else "束宽为 4 的束搜索") in about, lang
-        assert lang == "en" or ("; " not in about and "；" in about)  # Chinese clauses, Chinese semicolon
+        if lang == "zh":  # Chinese punctuation: a Chinese semicolon between clauses, no space after a full stop
+            what = next(c.value for c in at.caption if "这是什么模型" in c.value)
+            assert "; " not in what and "；" in what and "。 " not in what.replace("。** ", "。**")
     at = run_app(s="I am a student.")
     assert not any("unsure" in w.value for w in at.warning)
 
