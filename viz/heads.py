@@ -16,7 +16,10 @@ def _half_range(values: np.ndarray, middle: float) -> float:
     return float(spread) or 1.0
 
 
-TITLE_WIDTH = 88  # Latin characters that fit on one bold title line of a grid in the main column at 1024 px
+# Latin characters that fit on one title line of a grid in the main column at 1024 px with the sidebar open (564 px:
+# 88 ran "... (corpus average)" off the figure), and the height of a title line in pixels.
+TITLE_WIDTH = 72
+TITLE_LINE_PX = 22
 
 
 def display_width(text: str) -> int:
@@ -66,14 +69,18 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
             ygap=2,
         )
     )
+    lines = wrap_title(title)
+    height = 110 + 42 * n_layers
     fig.update_layout(
-        # The head axis sits on top, like the attention maps; the title goes above it with room to spare.
-        title=dict(text="<br>".join(html.escape(line, quote=False) for line in wrap_title(title)), y=0.99,
-                   yanchor="top"),
+        # The head axis sits on top, like the attention maps; the title goes above it with room to spare. Plotly
+        # places a several-line title by its first line's baseline whatever the anchor ("top" pushed that line out
+        # of the figure), so the first baseline is put one line below the top and the others follow downwards.
+        title=dict(text="<br>".join(html.escape(line, quote=False) for line in lines),
+                   y=1 - TITLE_LINE_PX / height, yanchor="bottom"),
         xaxis=dict(title=dict(text=head_label, standoff=4), tickmode="array", tickvals=list(range(1, n_heads + 1)),
                    side="top"),
         yaxis=dict(title=layer_label, tickmode="array", tickvals=list(range(1, n_layers + 1)), autorange="reversed"),
-        height=110 + 42 * n_layers,
+        height=height,
         margin=dict(l=10, r=10, t=110, b=10),
     )
     return fig
