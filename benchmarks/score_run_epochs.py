@@ -3,16 +3,21 @@ must-translate rows (zh), the Tatoeba validation split (all 1,000), the everyday
 test split, greedy.
 
     python benchmarks/score_run_epochs.py runs/en-zh-nolex 1 2 1+2 shipped+1
+    python benchmarks/score_run_epochs.py --corpus tatoeba-extra-ml-en-zh ~/runs/zh-ml-a 1 2
 
 Each argument is one set of weights: an epoch of the run folder (its epochNNN.safetensors), or several joined
-by + (their average); "shipped" is checkpoints/en-zh's. The run must share the shipped model's tokenizers
-(a run started with --init-from checkpoints/en-zh). One JSON line per argument.
+by + (their average); "shipped" is checkpoints/en-zh's. The run reads its own tokenizers (source.model,
+target.model in its folder: the shipped ones, or the shipped ones extended by --extend-vocab); "shipped" can be
+scored beside a run only when they are the same. The must-translate rows are counted by group (the sentences
+the app offers, the lesson sentences); a corpus with machine-learning text is scored on its ml_valid split too.
+One JSON line per argument.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,32 +27,55 @@ from safetensors.torch import load_file  # noqa: E402
 
 from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
 from model.data import load_splits, read_everyday, read_must_translate  # noqa: E402
-from model.evaluate import score, translate_corpus  # noqa: E402
+from model.evaluate import score, stutters, translate_corpus_ids  # noqa: E402
+from model.tokenizer import Tokenizer  # noqa: E402
+from model.transformer import Transformer  # noqa: E402
 from tests.model.test_must_translate import contains_in_order  # noqa: E402
 
 
 def main(argv: list[str]) -> None:
+    corpus = "tatoeba-extra-en-zh"
+    if argv[0] == "--corpus":
+        corpus, argv = argv[1], argv[2:]
     run, specs = Path(argv[0]), argv[1:]
     base = load_checkpoint(ROOT / "checkpoints" / "en-zh")
-    model, source, target = base.model, base.source_tokenizer, base.target_tokenizer
-    shipped = {k: v.clone() for k, v in model.state_dict().items() if k != "generator.weight"}  # tied
+    source, target = base.source_tokenizer, base.target_tokenizer
+    if (run / "source.model").exists():
+        source, target = Tokenizer.load(run / "source.model"), Tokenizer.load(run / "target.model")
+    same_shape = (source.vocab_size, target.vocab_size) == (base.source_tokenizer.vocab_size,
+                                                            base.target_tokenizer.vocab_size)
+    cfg = replace(base.model.cfg, src_vocab_size=source.vocab_size, tgt_vocab_size=target.vocab_size)
+    model = Transformer(cfg)
+    shipped = {k: v.clone() for k, v in base.model.state_dict().items() if k != "generator.weight"}  # tied
     rows = [r for r in read_must_translate() if r.language == "zh"]
-    splits = load_splits("tatoeba-extra-en-zh")
-    everyday, valid, test = read_everyday("zh"), splits.valid, splits.test
+    splits = load_splits(corpus)
+    sets = {"valid": splits.valid, "everyday": read_everyday("zh"), "test": splits.test, **{
+        name: examples for name, examples in splits.domains.items() if name.endswith("_valid")}}
+
+    def translate(examples: list[str]) -> tuple[list[str], list[list[int]]]:
+        ids = translate_corpus_ids(model, source, examples)
+        return [target.decode(i) for i in ids], ids
+
     for spec in specs:
+        if "shipped" in spec.split("+") and not same_shape:
+            raise SystemExit(f"{run} has other tokenizers than checkpoints/en-zh: 'shipped' cannot be scored with it")
         weights = [shipped if e == "shipped" else load_file(str(run / f"epoch{int(e):03d}.safetensors"))
                    for e in spec.split("+")]
         apply_weights(model, {k: sum(w[k].float() for w in weights) / len(weights) for k in weights[0]})
         model.eval()
-        outputs = translate_corpus(model, source, target, [r.english for r in rows])
+        outputs, _ = translate([r.english for r in rows])
         right = [contains_in_order(o, r.words) for o, r in zip(outputs, rows)]
-        v, e, t = (score(translate_corpus(model, source, target, [x.source for x in examples]), examples, "zh")
-                   for examples in (valid, everyday, test))
-        print(json.dumps({"weights": spec, "must": f"{sum(right)}/{len(right)}",
-                          "valid_bleu": v["bleu"], "valid_chrf": v["chrf"], "everyday_bleu": e["bleu"],
-                          "everyday_chrf": e["chrf"], "test_bleu": t["bleu"], "test_chrf": t["chrf"],
-                          "wrong": [f"{r.english} -> {o}" for r, o, k in zip(rows, outputs, right) if not k]},
-                         ensure_ascii=False), flush=True)
+        line = {"weights": spec}
+        for group in dict.fromkeys(r.group for r in rows):
+            line[f"must_{group}"] = f"{sum(k for k, r in zip(right, rows) if r.group == group)}/" \
+                                    f"{sum(r.group == group for r in rows)}"
+        for name, examples in sets.items():
+            hyps, ids = translate([x.source for x in examples])
+            scores = score(hyps, examples, "zh")
+            line.update({f"{name}_bleu": scores["bleu"], f"{name}_chrf": scores["chrf"],
+                         f"{name}_stutter": round(sum(map(stutters, ids)) / len(ids), 4)})
+        line["wrong"] = [f"{r.english} -> {o}" for r, o, k in zip(rows, outputs, right) if not k]
+        print(json.dumps(line, ensure_ascii=False), flush=True)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,16 @@ class Splits:
     # The names among them (given-name transliterations, CLDR names of countries, languages, days, months): few
     # and short, so `model.train --names-every-epoch` trains on all of them every epoch, whatever the draw.
     names: list[tuple[str, str]] = field(default_factory=list)
+    # Technical terms (attention 注意力, softmax softmax): word pairs like the names, few enough to train on all of
+    # them every epoch (`model.train --terms-every-epoch`).
+    terms: list[tuple[str, str]] = field(default_factory=list)
+    # Held-out sets of another domain, beside the corpus's own valid and test: {"ml_valid": [...], "ml_test": [...]}
+    # (`model.evaluate --split ml_test`; training scores every *_valid set each epoch).
+    domains: dict[str, list[Example]] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> list[Example]:
+        if name in self.domains:
+            return self.domains[name]
         return getattr(self, name)
 
 
@@ -96,6 +104,8 @@ def read_multi30k(directory: Path, split: str, src_lang: str = "en", tgt_lang: s
 CORPORA = {
     "tatoeba-en-zh": ("tatoeba-en-zh",),
     "tatoeba-extra-en-zh": ("tatoeba-en-zh", "en-zh-extra"),
+    # the everyday data with machine-learning text and its terms (issue 32)
+    "tatoeba-extra-ml-en-zh": ("tatoeba-en-zh", "en-zh-extra", "en-zh-ml"),
     "multi30k-en-de": ("multi30k",),
     "tatoeba-en-de": ("tatoeba-en-de",),
     "tatoeba-multi30k-en-de": ("tatoeba-en-de", "multi30k"),
@@ -124,9 +134,12 @@ def _interleave(a: list[Example], b: list[Example]) -> list[Example]:
     return out + a[len(b) :] + b[len(a) :]
 
 
-def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR, name_copies: int | None = None) -> Splits:
-    """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh;
-    default NAME_COPIES)."""
+def load_splits(
+    corpus: str, data_dir: Path = DEFAULT_DATA_DIR, name_copies: int | None = None, ml_repeat: int = 1
+) -> Splits:
+    """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
+    tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
+    is seen per epoch (tatoeba-extra-ml-en-zh)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -134,6 +147,8 @@ def load_splits(corpus: str, data_dir: Path = DEFAULT_DATA_DIR, name_copies: int
         return _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
     if corpus == "tatoeba-extra-en-zh":
         return _extra_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies)
+    if corpus == "tatoeba-extra-ml-en-zh":
+        return _ml_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies, ml_repeat)
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     if corpus == "names-en-de":
@@ -217,15 +232,20 @@ class MustTranslate:
     english: str
     language: str  # target language: "zh" or "de"
     words: list[str]  # must appear in the greedy translation, in this order
+    # "app": a sentence the app offers (examples, minimal pairs, lesson buttons, the seeds'); "lesson": one a
+    # teacher types freely in a lesson on Transformers
+    group: str = "app"
 
 
 def read_must_translate(path: Path = MUST_TRANSLATE) -> list[MustTranslate]:
-    rows = []
+    rows, group = [], "app"
     for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("# group:"):
+            group = line.split(":", 1)[1].strip()
         if not line.strip() or line.startswith("#"):
             continue
         english, language, words = line.split("\t")
-        rows.append(MustTranslate(english.strip(), language.strip(), words.split()))
+        rows.append(MustTranslate(english.strip(), language.strip(), words.split(), group))
     return rows
 
 
@@ -363,3 +383,80 @@ def _extra_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES) -> Split
                   if normalise_english(en) not in held_out]
     return Splits(train=[Example(s, r) for s, r in train.items()], valid=base.valid, test=base.test,
                   lexicon=words + name_pairs, names=name_pairs)
+
+
+# --- English-Chinese with machine-learning text (issue 32) ----------------------------------------------------
+ML_SENTENCE_FILES = ("d2l.tsv", "tensorflow-docs.tsv", "hf-course.tsv")
+# Held out by source file (column 3 names the page): neighbouring sentences of one page share most of their
+# words, so a split by sentence would test on near-copies of training pairs. Pages are drawn, in a fixed order,
+# until each split holds at least this many sentence pairs.
+ML_HELD_OUT_PAIRS = {"ml_valid": 500, "ml_test": 1000}
+_SPACE_BESIDE_CJK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]) +| +(?=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])")
+
+
+def chinese_without_spaces(chinese: str) -> str:
+    """The TensorFlow and Hugging Face translations put a space between Chinese and a Latin word ("使用 TensorFlow
+    并"), Tatoeba never does: one convention for the model to learn, the everyday one. Spaces between two Latin
+    words stay ("TensorFlow Lite")."""
+    return _SPACE_BESIDE_CJK.sub("", chinese)
+
+
+def read_ml_pages(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """English <tab> Chinese <tab> attribution naming the source file -> {source file: pairs}, in file order."""
+    pages: dict[str, list[tuple[str, str]]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) >= 3 and cols[0].strip() and cols[1].strip():
+                pages.setdefault(cols[2].strip(), []).append((cols[0].strip(), cols[1].strip()))
+    return pages
+
+
+def split_ml_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
+    """{"ml_valid": pairs, "ml_test": pairs, "train": pairs}: whole pages of every ML file, drawn by a hash of
+    the page's name (stable whatever the file order), go to validation, then test, the rest to training."""
+    pages: dict[str, list[tuple[str, str]]] = {}
+    for name in ML_SENTENCE_FILES:
+        pages.update(read_ml_pages(Path(data_dir) / "en-zh-ml" / name))
+    order = sorted(pages, key=lambda page: hashlib.sha1(page.encode()).hexdigest())
+    out: dict[str, list[tuple[str, str]]] = {"ml_valid": [], "ml_test": [], "train": []}
+    for page in order:
+        split = next((s for s, n in ML_HELD_OUT_PAIRS.items() if len(out[s]) < n), "train")
+        out[split] += [(en, chinese_without_spaces(full_width_punctuation(zh))) for en, zh in pages[page]]
+    return out
+
+
+def _grouped(pairs: list[tuple[str, str]]) -> list[Example]:
+    grouped: dict[str, list[str]] = {}
+    for en, zh in pairs:
+        refs = grouped.setdefault(en, [])
+        if zh not in refs:
+            refs.append(zh)
+    return [Example(en, refs) for en, refs in grouped.items()]
+
+
+def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: int = 1) -> Splits:
+    """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
+    training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
+    ml_test domains, its terms, and CC-CEDICT's place names beside the given names."""
+    everyday = _extra_en_zh_splits(data_dir, name_copies)
+    ml = split_ml_pages(data_dir)
+    valid, test = _grouped(ml["ml_valid"]), _grouped(ml["ml_test"])
+    held_out = ({normalise_english(e.source) for e in everyday.valid + everyday.test + valid + test}
+                | protected_english())
+    train = [e for e in _grouped(ml["train"]) if normalise_english(e.source) not in held_out]
+    extra = Path(data_dir) / "en-zh-extra"
+    places = [(en, zh) for en, zh in read_pairs(extra / "cedict-places.tsv") if normalise_english(en) not in held_out]
+    terms = [(en, chinese_without_spaces(zh)) for en, zh in read_pairs(Path(data_dir) / "en-zh-ml" / "terms.tsv")
+             if normalise_english(en) not in held_out]
+    # Everyday training pairs whose English is a held-out ML sentence leave too.
+    everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
+    return Splits(
+        train=everyday_train + train * ml_repeat,
+        valid=everyday.valid,
+        test=everyday.test,
+        lexicon=everyday.lexicon + places + terms,
+        names=everyday.names + places,
+        terms=terms,
+        domains={"ml_valid": valid, "ml_test": test},
+    )

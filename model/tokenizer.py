@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,46 @@ def train_sentencepiece(
         minloglevel=2,
     )
     return model.getvalue()
+
+
+# Words an extension may add as pieces: English words on the source side; on a Chinese target, the Latin-script
+# words Chinese technical text keeps (Transformer, softmax, GPU, TensorFlow.js).
+EXTENSION_WORDS = {"source": r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*", "target": r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*"}
+
+
+def words_cut_finely(texts, processor: "spm.SentencePieceProcessor", pattern: str, min_count: int,
+                     min_pieces: int = 3) -> list[str]:
+    """The words of `texts` (matched by `pattern`) seen at least min_count times that the tokenizer cuts into
+    min_pieces or more pieces, most frequent first: "Transformer" is 8 pieces of the everyday Chinese tokenizer
+    (T r an s f or m er), which a decoder must spell right letter by letter."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for word in re.findall(pattern, text):
+            counts[word] = counts.get(word, 0) + 1
+    frequent = sorted((w for w, n in counts.items() if n >= min_count), key=lambda w: (-counts[w], w))
+    return [w for w in frequent if len(processor.EncodeAsPieces(w)) >= min_pieces]
+
+
+def extend_sentencepiece(model: bytes, words: list[str], word_start: bool) -> bytes:
+    """Append a piece for each word to a unigram SentencePiece model, keeping every existing piece and its id
+    (so a trained model's embedding rows stay valid). word_start: the piece is "▁word" (a source word, which
+    always follows a space or the dummy prefix); otherwise the bare word (Latin inside Chinese text).
+
+    A new piece gets the median score of the existing pieces, a typical frequent piece's log-probability, far
+    above the sum of the several pieces the word was cut into, so the best segmentation now takes it whole."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    normal_type = sentencepiece_model_pb2.ModelProto.SentencePiece.NORMAL
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model)
+    existing = {p.piece for p in proto.pieces}
+    scores = sorted(p.score for p in proto.pieces if p.type == normal_type)
+    for word in words:
+        piece = WORD_BOUNDARY + word if word_start else word
+        if piece not in existing:
+            existing.add(piece)
+            proto.pieces.add(piece=piece, score=scores[len(scores) // 2], type=normal_type)
+    return proto.SerializeToString()
 
 
 @dataclass

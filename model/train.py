@@ -30,12 +30,14 @@ from .checkpoint import apply_weights, load_checkpoint, save_checkpoint, weights
 from .data import DEFAULT_DATA_DIR, load_splits, training_pairs
 from .decode import pad_batch
 from .evaluate import bleu_tokenizer_for, score, translate_corpus
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, train_sentencepiece
+from .tokenizer import (BOS_ID, EOS_ID, EXTENSION_WORDS, PAD_ID, WORD_BOUNDARY, Tokenizer, extend_sentencepiece,
+                        train_sentencepiece, words_cut_finely)
 from .transformer import Transformer, TransformerConfig, count_parameters
 
 LANGUAGES = {
     "tatoeba-en-zh": ("en", "zh"),
     "tatoeba-extra-en-zh": ("en", "zh"),
+    "tatoeba-extra-ml-en-zh": ("en", "zh"),
     "multi30k-en-de": ("en", "de"),
     "tatoeba-en-de": ("en", "de"),
     "tatoeba-multi30k-en-de": ("en", "de"),
@@ -132,6 +134,34 @@ def transfer_weights(initial, model: Transformer, source_tok: Tokenizer, target_
     return copied[0], copied[1]
 
 
+def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_tok: Tokenizer) -> tuple[int, int]:
+    """Warm start under extended vocabularies (`--extend-vocab`): the first ids are the old pieces, every weight
+    is copied as it was; the row of each appended piece (and its output bias) starts as the mean of the rows of
+    the old pieces its word was cut into ("TensorFlow" from T, en, s, or, F, l, ow), so the model begins by
+    reading the new piece about as it read the pieces it replaces. Returns how many source and target rows were
+    added."""
+    old = weights_to_save(initial.model)
+    added = []
+    for keys, old_tok, new_tok in (
+        (("src_embed.lookup.weight",), initial.source_tokenizer, source_tok),
+        (("tgt_embed.lookup.weight", "generator.bias"), initial.target_tokenizer, target_tok),
+    ):
+        n_old = old_tok.vocab_size
+        if any(new_tok.piece(i) != old_tok.piece(i) for i in range(n_old)):
+            raise ValueError("an extended vocabulary must keep every old piece at its id")
+        for key in keys:
+            if key not in old:
+                continue
+            rows = [old[key][i] for i in range(n_old)]
+            for i in range(n_old, new_tok.vocab_size):
+                parts = old_tok.encode(new_tok.piece(i).replace(WORD_BOUNDARY, " ").strip())
+                rows.append(old[key][parts].mean(0))
+            old[key] = torch.stack(rows)
+        added.append(new_tok.vocab_size - n_old)
+    apply_weights(model, old)
+    return added[0], added[1]
+
+
 class Run:
     """Everything about one training run that lives in its folder."""
 
@@ -181,6 +211,26 @@ def parse_args(argv=None):
         action="store_true",
         help="with --init-from: train new tokenizers on this corpus (--src-vocab, --tgt-vocab) and keep every "
         "weight but the embeddings, whose rows are copied for the pieces both vocabularies share",
+    )
+    p.add_argument(
+        "--extend-vocab",
+        type=int,
+        default=0,
+        metavar="MIN_COUNT",
+        help="with --init-from: append a piece to each tokenizer for every word of the training data seen at least "
+        "MIN_COUNT times that it cuts into 3 or more pieces (English words on the source side; Latin-script words "
+        "on a Chinese target side), keeping every old piece, its id and its weights (0: no extension)",
+    )
+    p.add_argument(
+        "--ml-repeat",
+        type=int,
+        default=1,
+        help="tatoeba-extra-ml-en-zh: how many times each machine-learning training pair is seen per epoch",
+    )
+    p.add_argument(
+        "--terms-every-epoch",
+        action="store_true",
+        help="train on all of the corpus's technical terms (en-zh-ml/terms.tsv: attention 注意力) every epoch",
     )
     p.add_argument(
         "--lexicon-per-epoch",
@@ -263,15 +313,25 @@ def main(argv=None):
     run.dir.mkdir(parents=True, exist_ok=True)
     src_lang, tgt_lang = LANGUAGES[args.corpus]
 
-    splits = load_splits(args.corpus, args.data_dir, name_copies=args.name_copies)
+    splits = load_splits(args.corpus, args.data_dir, name_copies=args.name_copies, ml_repeat=args.ml_repeat)
     pairs = training_pairs(splits.train)
     if args.limit_train:
         pairs = pairs[: args.limit_train]
 
     initial = load_checkpoint(args.init_from) if args.init_from else None
+    if args.extend_vocab and (not initial or args.new_tokenizers):
+        sys.exit("--extend-vocab extends the tokenizers of --init-from (and not with --new-tokenizers)")
     if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):
-        for name in ("source.model", "target.model"):
-            (run.dir / name).write_bytes((Path(args.init_from) / name).read_bytes())
+        for name, side in (("source.model", "source"), ("target.model", "target")):
+            model_bytes = (Path(args.init_from) / name).read_bytes()
+            if args.extend_vocab:
+                tok = initial.source_tokenizer if side == "source" else initial.target_tokenizer
+                texts = [s if side == "source" else t for s, t in pairs + splits.terms * args.terms_every_epoch]
+                chinese_target = side == "target" and tgt_lang == "zh"
+                if side == "source" or chinese_target:
+                    words = words_cut_finely(texts, tok.processor, EXTENSION_WORDS[side], args.extend_vocab)
+                    model_bytes = extend_sentencepiece(model_bytes, words, word_start=not chinese_target)
+            (run.dir / name).write_bytes(model_bytes)
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.
     if rank == 0 and not (run.source_spm.exists() and run.target_spm.exists()):
         run.source_spm.write_bytes(train_sentencepiece([s for s, _ in pairs], args.src_vocab))
@@ -302,6 +362,8 @@ def main(argv=None):
             chosen = pairs + draw
         if args.names_every_epoch:
             chosen = chosen + splits.names
+        if args.terms_every_epoch:
+            chosen = chosen + splits.terms
         encoded = ((cut(source_tok, s), cut(target_tok, t)) for s, t in chosen)
         return [(s, t) for s, t in encoded if len(s) + 1 <= args.max_len and len(t) + 1 <= args.max_len]
 
@@ -323,7 +385,7 @@ def main(argv=None):
     )
     if initial:
         shape = {k: v for k, v in asdict(initial.model.cfg).items() if k not in ("dropout", "max_len")}
-        if args.new_tokenizers:
+        if args.new_tokenizers or args.extend_vocab:
             shape.update(src_vocab_size=source_tok.vocab_size, tgt_vocab_size=target_tok.vocab_size)
         cfg = TransformerConfig(**{**shape, "dropout": args.dropout, "max_len": args.max_len})
     torch.manual_seed(args.seed)
@@ -332,6 +394,10 @@ def main(argv=None):
         shared = transfer_weights(initial, model, source_tok, target_tok)
         if rank == 0:
             print(f"warm start from {args.init_from}: embedding rows copied for {shared[0]} source and {shared[1]} target pieces")
+    elif initial and args.extend_vocab:
+        added = extend_weights(initial, model, source_tok, target_tok)
+        if rank == 0:
+            print(f"warm start from {args.init_from}: {added[0]} source and {added[1]} target pieces added")
     elif initial:
         apply_weights(model, weights_to_save(initial.model))
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
@@ -390,6 +456,8 @@ def main(argv=None):
                 "step": schedule.last_epoch,
                 "train_loss": round(total_loss / max(total_tokens, 1), 4),
                 **validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args),
+                **{f"{name}_{k}": v for name, examples in splits.domains.items() if name.endswith("_valid")
+                   for k, v in validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args).items()},
                 "epoch_seconds": round(time.time() - epoch_start, 1),
                 "elapsed_minutes": round((time.time() - started) / 60, 1),
             }
@@ -438,12 +506,20 @@ def validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args) 
         total_loss += loss_fn(decoded.logits, tgt_out, 0.0).item() * tokens
         total_tokens += tokens
     result = {"valid_loss": round(total_loss / total_tokens, 4)}
-    if args.valid_bleu_sentences:
-        subset = valid[: args.valid_bleu_sentences]
-        hyps = translate_corpus(model, source_tok, target_tok, [e.source for e in subset])
-        scores = score(hyps, subset, bleu_tokenizer_for(tgt_lang))
-        result.update(valid_bleu=scores["bleu"], valid_chrf=scores["chrf"])
+    result.update({f"valid_{k}": v for k, v in validate_bleu(model, valid, source_tok, target_tok, tgt_lang, args).items()})
     return result
+
+
+@torch.no_grad()
+def validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args) -> dict:
+    """Greedy BLEU and chrF of the first --valid-bleu-sentences examples ({} when that is 0)."""
+    if not args.valid_bleu_sentences:
+        return {}
+    model.eval()
+    subset = examples[: args.valid_bleu_sentences]
+    hyps = translate_corpus(model, source_tok, target_tok, [e.source for e in subset])
+    scores = score(hyps, subset, bleu_tokenizer_for(tgt_lang))
+    return {"bleu": scores["bleu"], "chrf": scores["chrf"]}
 
 
 def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang):

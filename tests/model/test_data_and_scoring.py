@@ -99,3 +99,31 @@ def test_no_chinese_training_target_has_a_half_width_mark_after_a_character():
     targets = [t for _, t in training_pairs(splits.train)]
     assert not [t for t in targets if re.search(r"[\u4e00-\u9fff][?!,;:]", t)]
     assert sum("？" in t for t in targets) > 9000
+
+
+def test_machine_learning_targets_drop_the_space_between_chinese_and_latin_words():
+    """The TensorFlow translations write "使用 TensorFlow 并", Tatoeba never spaces Chinese: one convention."""
+    from model.data import chinese_without_spaces
+
+    assert chinese_without_spaces("如果您在研究中使用 TensorFlow 并想引用") == "如果您在研究中使用TensorFlow并想引用"
+    assert chinese_without_spaces("TensorFlow Lite 模型，共 3 层。") == "TensorFlow Lite模型，共3层。"
+
+
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-ml").exists(), reason="the shared en-zh-ml data is not here")
+def test_machine_learning_pages_are_held_out_whole_and_the_split_is_stable():
+    """Neighbouring sentences of one page are near-copies: a page is in one split only, and the split does not
+    change between calls."""
+    from model.data import chinese_without_spaces, full_width_punctuation, read_ml_pages, split_ml_pages
+
+    first, second = split_ml_pages(DEFAULT_DATA_DIR), split_ml_pages(DEFAULT_DATA_DIR)
+    assert first == second
+    in_split = {split: set(pairs) for split, pairs in first.items()}
+    pages = {}
+    for name in ("d2l.tsv", "tensorflow-docs.tsv", "hf-course.tsv"):
+        pages.update(read_ml_pages(DEFAULT_DATA_DIR / "en-zh-ml" / name))
+    held_out_pages = 0
+    for page, pairs in pages.items():
+        cleaned = {(en, chinese_without_spaces(full_width_punctuation(zh))) for en, zh in pairs}
+        assert len({split for split, held in in_split.items() if cleaned & held}) == 1, page
+        held_out_pages += not cleaned & in_split["train"]
+    assert held_out_pages > 20  # many pages, not one long one

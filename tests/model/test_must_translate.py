@@ -113,6 +113,28 @@ def test_no_listed_sentence_is_in_the_en_zh_training_data():
     assert trained & {normalise_english(e.source) for e in splits.valid + splits.test} == set()
 
 
+def test_no_listed_sentence_is_in_the_en_zh_machine_learning_corpus():
+    """The corpus with machine-learning text (issue 32): no protected sentence in its training pairs, word pairs,
+    names, places or terms; no held-out English sentence (everyday or machine-learning) trained on; and the
+    machine-learning validation and test sets are whole pages no training pair comes from."""
+    if not corpus_available("tatoeba-extra-ml-en-zh"):
+        pytest.skip("shared corpora not beside the repo")
+    from model.data import split_ml_pages
+
+    splits = load_splits("tatoeba-extra-ml-en-zh", name_copies=3)
+    trained = {normalise_english(e.source) for e in splits.train}
+    trained |= {normalise_english(en) for en, _ in splits.lexicon + splits.names + splits.terms}
+    assert trained & protected_english() == set()
+    held_out = splits.valid + splits.test + splits["ml_valid"] + splits["ml_test"]
+    assert trained & {normalise_english(e.source) for e in held_out} == set()
+    assert len(splits["ml_valid"]) >= 400 and len(splits["ml_test"]) >= 900
+    pages = split_ml_pages(DEFAULT_DATA_DIR)
+    ml_trained = {pair for pair in pages["train"]}
+    assert ml_trained & set(pages["ml_valid"] + pages["ml_test"]) == set()
+    # the lesson's words are in what the model learns from
+    assert ("encoder", "编码器") in splits.terms and ("Munich", "慕尼黑") in splits.names
+
+
 def test_no_listed_sentence_is_in_the_en_de_names_fine_tune():
     """The en-de names corpus (name-substituted copies included) holds no protected sentence, and no validation
     or test English sentence of the en-de model."""

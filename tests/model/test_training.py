@@ -244,3 +244,43 @@ def test_bf16_on_a_cpu_without_native_bfloat16_stops_before_training(tiny_corpus
     with pytest.raises(SystemExit, match="no native bfloat16"):
         train.main(["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--bf16"])
     assert not (tmp_path / "run").exists()
+
+
+def test_extended_vocabulary_keeps_every_id_and_starts_new_rows_from_the_pieces_they_replace(tiny_checkpoint):
+    """--extend-vocab: the tokenizers gain whole-word pieces at new ids after the old ones; every old piece keeps
+    its id and its weights (the model still translates as before), and a new piece's row is the mean of the rows
+    of the pieces its word was cut into."""
+    from model.tokenizer import EXTENSION_WORDS, Tokenizer, extend_sentencepiece, words_cut_finely
+
+    initial = load_checkpoint(tiny_checkpoint)
+    old_source, old_target = initial.source_tokenizer, initial.target_tokenizer
+    texts = ["The Transformer reads tokens.", "A Transformer has layers."] * 3
+    words = words_cut_finely(texts, old_source.processor, EXTENSION_WORDS["source"], min_count=6)
+    assert "Transformer" in words and "The" not in words  # seen 6 times, and cut into 3 or more pieces
+    source = Tokenizer.from_bytes(extend_sentencepiece(
+        (tiny_checkpoint / "source.model").read_bytes(), words, word_start=True))
+    target = Tokenizer.from_bytes(extend_sentencepiece(
+        (tiny_checkpoint / "target.model").read_bytes(), ["Transformer"], word_start=False))
+    assert source.vocab_size == old_source.vocab_size + len(words)
+    assert [source.piece(i) for i in range(old_source.vocab_size)] == old_source.pieces(range(old_source.vocab_size))
+    assert "\u2581Transformer" in source.processor.EncodeAsPieces("A Transformer")
+    assert "Transformer" in target.processor.EncodeAsPieces("我喜欢Transformer。")
+    assert source.decode(source.encode("The Transformer reads tokens.")) == "The Transformer reads tokens."
+
+    cfg = initial.model.cfg
+    model = Transformer(type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size,
+                                     "tgt_vocab_size": target.vocab_size})).eval()
+    added = train.extend_weights(initial, model, source, target)
+    assert added == (len(words), 1)
+    new_row = model.state_dict()["src_embed.lookup.weight"][source.processor.PieceToId("\u2581Transformer")]
+    old_rows = initial.model.state_dict()["src_embed.lookup.weight"][old_source.encode("Transformer")]
+    assert torch.allclose(new_row, old_rows.mean(0))
+    before = translate(initial.model, old_source, old_target, "I like tea.", need_qkv=False)
+    after = translate(model, source, target, "I like tea.", need_qkv=False)
+    assert after.target_ids == before.target_ids
+
+
+def test_extend_vocab_needs_a_checkpoint_to_extend(tiny_corpus_dir, tmp_path):
+    with pytest.raises(SystemExit, match="--extend-vocab extends the tokenizers of --init-from"):
+        train.main(["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"),
+                    "--extend-vocab", "5"])
