@@ -36,12 +36,16 @@ def weights_to_save(model: Transformer, dtype: torch.dtype = torch.float32) -> d
     state = model.state_dict()
     if model.cfg.tie_target_embeddings:
         state.pop("generator.weight")  # the same tensor as tgt_embed.lookup.weight
+    if model.cfg.share_source_target_embeddings:
+        state.pop("tgt_embed.lookup.weight")  # the same tensor as src_embed.lookup.weight
     return {k: v.detach().to(dtype).contiguous() for k, v in state.items()}
 
 
 def apply_weights(model: Transformer, weights: dict[str, torch.Tensor]) -> None:
-    """Load weights saved by weights_to_save (the tied output layer follows the target embedding)."""
-    model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=not model.cfg.tie_target_embeddings)
+    """Load weights saved by weights_to_save (a tied matrix follows the one it is tied to: the output layer the
+    target embedding, a shared target embedding the source one)."""
+    tied = model.cfg.tie_target_embeddings or model.cfg.share_source_target_embeddings
+    model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=not tied)
 
 
 def save_checkpoint(
@@ -125,7 +129,7 @@ _CONFIG_FIELDS = {
     "d_ff": (int, 1), "n_encoder_layers": (int, 1), "n_decoder_layers": (int, 1), "max_len": (int, 2),
     "pad_id": (int, 0), "bos_id": (int, 0), "eos_id": (int, 0), "dropout": (float, 0.0),
 }
-_BOOL_FIELDS = ("tie_target_embeddings", "norm_first")
+_BOOL_FIELDS = ("tie_target_embeddings", "norm_first", "share_source_target_embeddings")
 # metadata keys the app reads, all strings when present
 _METADATA_STRINGS = ("corpus", "source_language", "target_language")
 

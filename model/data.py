@@ -111,6 +111,8 @@ CORPORA = {
     "tatoeba-multi30k-en-de": ("tatoeba-en-de", "multi30k"),
     # a short fine-tune of the en-de model on names (issue 20): "Tom chases Jerry." -> "Tom jagt Je."
     "names-en-de": ("tatoeba-en-de", "multi30k", "en-zh-extra"),
+    # everyday German a class can use (issue 33): Tatoeba old and new, computing text, names and cities, captions
+    "tatoeba-extra-en-de": ("tatoeba-en-de", "multi30k", "en-de-extra", "en-de-ml", "en-zh-extra"),
 }
 # In the combined English-German corpus Multi30k's 29k captions are seen this many times per epoch beside
 # Tatoeba's ~150k everyday pairs, so the captions' longer sentences are not drowned out.
@@ -153,6 +155,8 @@ def load_splits(
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     if corpus == "names-en-de":
         return _names_en_de_splits(data_dir)
+    if corpus == "tatoeba-extra-en-de":
+        return _extra_en_de_splits(data_dir)
     multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
     if corpus == "multi30k-en-de":
         return multi30k
@@ -460,3 +464,66 @@ def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: 
         terms=terms,
         domains={"ml_valid": valid, "ml_test": test},
     )
+
+
+# --- English-German for a class (issue 33) --------------------------------------------------------------------
+# Sentence files of en-de-extra and en-de-ml trained on beside deu-eng.tsv.gz.
+EXTRA_EN_DE_SENTENCE_FILES = ("en-de-extra/tatoeba-deu-eng-2020.tsv", "en-de-extra/rust-book.tsv", "en-de-ml/hf-course.tsv")
+# Name-substituted copies: this many training pairs with a given name get one copy with another name (39k pairs
+# hold one, nearly all "Tom"; a copy of each would add a sixth to every epoch), and every pair with a city
+# German writes as English does (London, Boston) one copy with another such city.
+EN_DE_NAME_COPIES = 20000
+
+
+def _extra_en_de_splits(data_dir: Path) -> Splits:
+    """Tatoeba en-de (its validation and test split, the project's held-out one), the 2020 Tatoeba pairs, the
+    Rust book and the Hugging Face course in German, Multi30k's captions (MULTI30K_REPEAT times an epoch, so
+    the Annotated Transformer's sentences still translate); name- and city-substituted copies; CLDR names and
+    CC-CEDICT given names (a German name is itself) as name pairs; the course's glossary as terms. Validation
+    and test interleave Tatoeba's and Multi30k's as tatoeba-multi30k-en-de's do."""
+    data_dir = Path(data_dir)
+    tatoeba = _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
+    multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
+    held_out = {normalise_english(e.source) for e in tatoeba.valid + tatoeba.test + multi30k.valid + multi30k.test}
+    held_out |= protected_english()
+    pairs = training_pairs(tatoeba.train)
+    for name in EXTRA_EN_DE_SENTENCE_FILES:
+        pairs += read_pairs(data_dir / name)
+    pairs = [(en, de) for en, de in pairs if normalise_english(en) not in held_out]
+    given = {n: n for n in read_names(data_dir / "en-zh-extra" / "cedict-names.tsv")}
+    cldr = [(en, de, source) for en, de, source in _read_triples(data_dir / "en-de-extra" / "cldr-names.tsv")]
+    cities = {en: de for en, de, source in cldr if "(city)" in source and en == de and re.fullmatch(r"[A-Z][a-z]+", en)}
+    with_names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(given))) + r")\b")
+    named = [p for p in pairs if with_names.search(p[0])]
+    rng = random.Random(21)
+    copies = substitute_names(rng.sample(named, min(EN_DE_NAME_COPIES, len(named))), given, target_words=True)
+    copies += substitute_names(pairs, cities, seed=8, target_words=True)
+    train: dict[str, list[str]] = {}
+    for en, de in pairs + copies + training_pairs(multi30k.train) * MULTI30K_REPEAT:
+        if normalise_english(en) not in held_out:
+            refs = train.setdefault(en, [])
+            if de not in refs:
+                refs.append(de)
+    names = [(en, de) for en, de, _ in cldr] + sorted(given.items())
+    names = [(en, de) for en, de in names if normalise_english(en) not in held_out]
+    terms = [(en, de) for en, de in read_pairs(data_dir / "en-de-ml" / "terms.tsv") if normalise_english(en) not in held_out]
+    items = list(train.items())
+    random.Random(22).shuffle(items)
+    return Splits(
+        train=[Example(s, r) for s, r in items],
+        valid=_interleave(tatoeba.valid, multi30k.valid),
+        test=_interleave(tatoeba.test, multi30k.test),
+        lexicon=names + terms,
+        names=names,
+        terms=terms,
+    )
+
+
+def _read_triples(path: Path) -> list[tuple[str, str, str]]:
+    """English <tab> target <tab> where it comes from."""
+    rows = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if len(cols) >= 3 and cols[0].strip() and cols[1].strip():
+            rows.append((cols[0].strip(), cols[1].strip(), cols[2].strip()))
+    return rows

@@ -42,6 +42,7 @@ LANGUAGES = {
     "tatoeba-en-de": ("en", "de"),
     "tatoeba-multi30k-en-de": ("en", "de"),
     "names-en-de": ("en", "de"),
+    "tatoeba-extra-en-de": ("en", "de"),
 }
 
 
@@ -103,10 +104,12 @@ def transfer_weights(initial, model: Transformer, source_tok: Tokenizer, target_
     """Warm start under new vocabularies: every weight but the embeddings is copied; an embedding row is copied
     where the new piece is an old piece (for a target without the dummy prefix, "我" also takes the row of "▁我"
     if the old vocabulary had no bare "我"). Rows of new pieces keep their fresh initialisation.
+    Under one shared vocabulary (`--joint-vocab`) the one matrix takes a piece's row from the old source
+    embedding where the old source vocabulary had the piece, else from the old target embedding.
     Returns how many source and target rows were copied."""
     old = weights_to_save(initial.model)
     new = model.state_dict()
-    copied = []
+    copied, mappings = [], []
     for keys, old_tok, new_tok in (
         (("src_embed.lookup.weight",), initial.source_tokenizer, source_tok),
         (("tgt_embed.lookup.weight", "generator.bias"), initial.target_tokenizer, target_tok),
@@ -130,6 +133,11 @@ def transfer_weights(initial, model: Transformer, source_tok: Tokenizer, target_
                 rows[i] = old[key][j]
             old[key] = rows
         copied.append(len(mapping))
+        mappings.append(mapping)
+    if model.cfg.share_source_target_embeddings:
+        shared = old.pop("tgt_embed.lookup.weight")
+        shared[list(mappings[0])] = old["src_embed.lookup.weight"][list(mappings[0])]
+        old["src_embed.lookup.weight"] = shared
     apply_weights(model, old)
     return copied[0], copied[1]
 
@@ -212,6 +220,20 @@ def parse_args(argv=None):
         help="with --init-from: train new tokenizers on this corpus (--src-vocab, --tgt-vocab) and keep every "
         "weight but the embeddings, whose rows are copied for the pieces both vocabularies share",
     )
+    p.add_argument(
+        "--joint-vocab",
+        action="store_true",
+        help="one tokenizer learnt on both languages' training text (--src-vocab pieces; source.model and "
+        "target.model are then the same) and one matrix for both embeddings and the output layer (Section 3.4)",
+    )
+    p.add_argument(
+        "--save-every-minutes",
+        type=float,
+        default=15.0,
+        help="also write the resumable state this often inside an epoch (a run killed mid-epoch resumes at the "
+        "batch after the last save, not at the epoch's start)",
+    )
+    p.add_argument("--stop-after-steps", type=int, default=None, help=argparse.SUPPRESS)  # tests: a kill mid-epoch
     p.add_argument(
         "--extend-vocab",
         type=int,
@@ -333,6 +355,12 @@ def main(argv=None):
                     model_bytes = extend_sentencepiece(model_bytes, words, word_start=not chinese_target)
             (run.dir / name).write_bytes(model_bytes)
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.
+    if rank == 0 and args.joint_vocab and not (run.source_spm.exists() and run.target_spm.exists()):
+        if tgt_lang == "zh":
+            sys.exit("--joint-vocab: English and Chinese share no script; train two vocabularies")
+        joint = train_sentencepiece([s for s, _ in pairs] + [t for _, t in pairs], args.src_vocab)
+        run.source_spm.write_bytes(joint)
+        run.target_spm.write_bytes(joint)
     if rank == 0 and not (run.source_spm.exists() and run.target_spm.exists()):
         run.source_spm.write_bytes(train_sentencepiece([s for s, _ in pairs], args.src_vocab))
         # Not every rare Chinese character gets a piece of its own (0.9995 is SentencePiece's advice for CJK),
@@ -382,11 +410,14 @@ def main(argv=None):
         dropout=args.dropout,
         max_len=args.max_len,
         norm_first=args.norm_first,
+        share_source_target_embeddings=args.joint_vocab,
     )
     if initial:
         shape = {k: v for k, v in asdict(initial.model.cfg).items() if k not in ("dropout", "max_len")}
         if args.new_tokenizers or args.extend_vocab:
             shape.update(src_vocab_size=source_tok.vocab_size, tgt_vocab_size=target_tok.vocab_size)
+        if args.new_tokenizers:
+            shape.update(share_source_target_embeddings=args.joint_vocab)
         cfg = TransformerConfig(**{**shape, "dropout": args.dropout, "max_len": args.max_len})
     torch.manual_seed(args.seed)
     model = Transformer(cfg)
@@ -404,16 +435,17 @@ def main(argv=None):
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: noam_rate(step + 1, cfg.d_model, args.warmup, args.lr_factor)
     )
-    start_epoch, elapsed_before = 1, 0.0
+    start_epoch, elapsed_before, partial = 1, 0.0, None
     if run.state.exists():
         state = torch.load(run.state, map_location="cpu", weights_only=True)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
         torch.set_rng_state(state["rng"])
-        start_epoch, elapsed_before = state["epoch"] + 1, state["elapsed"]
+        start_epoch, elapsed_before, partial = state["epoch"] + 1, state["elapsed"], state.get("partial")
         if rank == 0:
-            print(f"resuming {run.dir} after epoch {state['epoch']}")
+            within = f", {partial['batches_done']} batches into epoch {start_epoch}" if partial else ""
+            print(f"resuming {run.dir} after epoch {state['epoch']}{within}")
             # A run killed after logging an epoch but before saving its state repeats that epoch: drop its line.
             kept = [m for m in run.read_metrics() if m["epoch"] <= state["epoch"]]
             run.metrics.write_text("".join(json.dumps(m) + "\n" for m in kept))
@@ -424,18 +456,43 @@ def main(argv=None):
             f"{world} process(es), {torch.get_num_threads()} threads each"
         )
 
+    def save_state(epoch_done: int, partial: dict | None = None):
+        """The resumable state, written last and atomically: a run killed mid-write resumes from the previous one.
+        partial: how far into the next epoch it got (batches done, their loss), for a save inside an epoch."""
+        tmp = run.state.with_suffix(".tmp")
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "rng": torch.get_rng_state(),
+                "epoch": epoch_done,
+                "elapsed": time.time() - started,
+                "partial": partial,
+                "args": {k: str(v) for k, v in vars(args).items()},
+            },
+            tmp,
+        )
+        tmp.replace(run.state)
+
     started = time.time() - elapsed_before
+    steps_this_call = 0
     for epoch in range(start_epoch, args.epochs + 1):
-        epoch_start = time.time()
         model.train()
         if args.subword_alpha:
             data = encode_pairs(epoch)
         lengths = [(len(s) + 1, len(t) + 1) for s, t in data]
         batches = make_batches(lengths, args.max_tokens, seed=args.seed * 1000 + epoch)
         batches = batches[: len(batches) // world * world][rank::world]  # equal share per process
-        total_loss, total_tokens = 0.0, 0
-        bar = tqdm(batches, desc=f"epoch {epoch}", disable=rank != 0 or args.no_progress, mininterval=5)
-        for batch in bar:
+        # A run resumed inside an epoch skips the batches it already trained on (the batches are the same: they
+        # are drawn from a seed of the epoch) and carries on their loss and time.
+        done = partial["batches_done"] if partial else 0
+        total_loss, total_tokens = (partial["loss"], partial["tokens"]) if partial else (0.0, 0)
+        epoch_start = time.time() - (partial["seconds"] if partial else 0.0)
+        partial, last_save = None, time.time()
+        bar = tqdm(desc=f"epoch {epoch}", disable=rank != 0 or args.no_progress, mininterval=5, initial=done,
+                   total=len(batches))
+        for b, batch in enumerate(batches[done:], start=done):
             src, tgt_in, tgt_out = collate([data[i] for i in batch])
             with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=args.bf16):
                 _, decoded = trainable(src, tgt_in)
@@ -448,7 +505,20 @@ def main(argv=None):
             tokens = int((tgt_out != PAD_ID).sum())
             total_loss += loss.item() * tokens
             total_tokens += tokens
+            bar.update()
             bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{schedule.get_last_lr()[0]:.2e}")
+            steps_this_call += 1
+            stop = args.stop_after_steps is not None and steps_this_call >= args.stop_after_steps and b + 1 < len(batches)
+            if b + 1 < len(batches) and (stop or time.time() - last_save >= args.save_every_minutes * 60):
+                if rank == 0:
+                    save_state(epoch - 1, {"batches_done": b + 1, "loss": total_loss, "tokens": total_tokens,
+                                           "seconds": time.time() - epoch_start})
+                barrier(world)
+                last_save = time.time()
+            if stop:
+                bar.close()
+                return
+        bar.close()
 
         if rank == 0:
             record = {
@@ -468,21 +538,7 @@ def main(argv=None):
             stale = run.epoch_weights(epoch - args.average_last)
             if stale.exists():
                 stale.unlink()
-            # Write the resumable state last and atomically: a run killed mid-write resumes from the previous epoch.
-            tmp = run.state.with_suffix(".tmp")
-            torch.save(
-                {
-                    "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "schedule": schedule.state_dict(),
-                    "rng": torch.get_rng_state(),
-                    "epoch": epoch,
-                    "elapsed": time.time() - started,
-                    "args": {k: str(v) for k, v in vars(args).items()},
-                },
-                tmp,
-            )
-            tmp.replace(run.state)
+            save_state(epoch)
         barrier(world)
         if args.max_minutes and (time.time() - started) / 60 > args.max_minutes:
             if rank == 0:

@@ -42,6 +42,10 @@ class TransformerConfig:
     bos_id: int = 2
     eos_id: int = 3
     tie_target_embeddings: bool = True  # Section 3.4: decoder input embedding shares weights with the output layer
+    # Section 3.4 in full: one vocabulary for both languages (source.model and target.model are the same
+    # tokenizer) and one matrix for both embeddings and the output layer. A name is then the same pieces on both
+    # sides, so copying it (Tom -> Tom) is reading and writing the same rows. Needs src_vocab_size == tgt_vocab_size.
+    share_source_target_embeddings: bool = False
     # False: the paper's post-norm, LayerNorm(x + Sublayer(x)). True: pre-norm, x + Sublayer(LayerNorm(x)), with a
     # final LayerNorm after each stack (Xiong et al., 2020), which trains deep stacks more reliably.
     norm_first: bool = False
@@ -49,6 +53,9 @@ class TransformerConfig:
     def __post_init__(self):
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if self.share_source_target_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(f"a shared vocabulary needs src_vocab_size ({self.src_vocab_size}) = tgt_vocab_size "
+                             f"({self.tgt_vocab_size})")
 
     @property
     def d_k(self) -> int:
@@ -401,6 +408,8 @@ class Transformer(nn.Module):
         self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
         self._init_weights()
+        if cfg.share_source_target_embeddings:
+            self.tgt_embed.lookup.weight = self.src_embed.lookup.weight
         if cfg.tie_target_embeddings:
             self.generator.weight = self.tgt_embed.lookup.weight
 

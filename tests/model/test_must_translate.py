@@ -27,11 +27,14 @@ from ..conftest import ROOT
 ROWS = read_must_translate()
 
 
-def contains_in_order(text: str, words: list[str]) -> bool:
-    """Each word (or one of its a|b alternatives) found after the previous one."""
+def contains_in_order(text: str, words: list[str], whole_words: bool = False) -> bool:
+    """Each word (or one of its a|b alternatives) found after the previous one. whole_words (German): as a word,
+    or with a genitive s ("Toms"), so "Rom" is not found in "Rome" or "Romärer"; Chinese has no spaces to
+    mark a word."""
     position = 0
     for word in words:
-        found = [m.end() for w in word.split("|") for m in [re.search(re.escape(w), text[position:])] if m]
+        pattern = (lambda w: rf"\b{re.escape(w)}s?\b") if whole_words else re.escape
+        found = [m.end() for w in word.split("|") for m in [re.search(pattern(w), text[position:])] if m]
         if not found:
             return False
         position += min(found)
@@ -42,6 +45,8 @@ def test_order_check_reads_alternatives_and_order():
     assert contains_in_order("汤姆追杰瑞。", ["汤姆", "追", "杰瑞"])
     assert not contains_in_order("杰瑞追汤姆。", ["汤姆", "追", "杰瑞"])
     assert contains_in_order("我们下个星期去看奶奶。", ["下周|下个星期", "奶奶|祖母"])
+    assert contains_in_order("Jerry hat Toms Kuchen gegessen.", ["Jerry", "Tom"], whole_words=True)
+    assert not contains_in_order("Tom ist nie zu Rome.", ["Tom", "Rom"], whole_words=True)
 
 
 def test_every_sentence_the_app_offers_is_listed():
@@ -86,16 +91,73 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
     assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
 
 
-# The shipped en-de model was not retrained with name substitution: it writes "Tom jagt Je." (issue 20).
-EN_DE_NAMES = pytest.mark.xfail(reason="en-de not yet retrained with name pairs and substitution", strict=True)
+# What the shipped en-de model gets wrong (greedy; tokenizers learnt on image captions, no piece for a name), checked
+# strictly: a fix makes these tests fail until the row leaves this table. Issue 33 retrains the model.
+EN_DE_STILL_WRONG = {
+    'Tom chases Jerry.': 'Tom jagt Je.',
+    'Tom chased Jerry.': 'Tom hat Jed gefragt.',
+    'Tom lives in Berlin.': 'Tom wohnt in der richtig.',
+    'Jerry lives in London.': 'Jetzt wohnt in London.',
+    'Mary works in Vienna.': 'Maria arbeitet in der Witze.',
+    'Anna was born in Beijing.': 'Ein Schreiber wurde in Seiiiii geboren.',
+    'John flew to Shanghai last year.': 'Engan niemanden, um dieses Jahr einen Vergleidung zu niemen.',
+    'Tom and Jerry are friends.': 'Tom und Jeder sind Freunde.',
+    'Jerry is hiding under the table.': 'Jeder versteckt sich unter dem Tisch.',
+    'Anna is reading a book about Paris.': 'Ein Mann liest ein Buch über Paris.',
+    'Mary wants to visit Tokyo.': 'Maria möchte Tokyo besuchen.',
+    'Tom has never been to Rome.': 'Tom ist nie zu Rome.',
+    'Anna and Mary are sisters.': 'Führ und Maria sind Schwestern.',
+    'Jerry called Tom yesterday.': 'Halten Sie Tom gestern an.',
+    'Lisa is studying in Berlin.': 'Seien Sie studieren in der richtigem Zuspiel.',
+    'Peter moved to Vienna.': 'Vergebrachte zu mal.',
+    'Tom gave Anna a red apple.': 'Tom hat einen roten Apfel mit dem Kopf gegeben.',
+    'Mary met John in Boston.': 'Maria mich in Boston.',
+    'Jerry wants to go to Moscow.': 'Möchtes möchte nach Monat gehen.',
+    'Anna is waiting for Tom at the station.': 'Ein Frühmer wartet auf Tom am Bahnhof.',
+    'The train from Berlin to Vienna is late.': 'Der Zug aus der Okheit ist spät, um zu spät zu spät.',
+    'Is Jerry still in Shanghai?': 'Ist Jed in Segio noch im Sinner?',
+    'Anna writes to Peter every week.': 'Ein Schreibendes Woche schreibt jede Woche.',
+    'Mary is afraid of Jerry.': 'Maria hat Angst vor J Jeses.',
+    'John and Lisa are going to Paris.': 'John und Johannes werden mir Paris gefahren.',
+    'Jerry likes cheese.': 'Machte Käse.',
+    'My friend Anna lives in Tokyo.': 'Mein Freund wohnt in Tokio.',
+    'Tom is older than Jerry.': 'Tom ist älter als Jeh.',
+    'Peter was in Beijing last summer.': 'Versprühe nur im Sommer.',
+    'Lisa called her mother from Rome.': 'Lasss sie von Roma anrufen.',
+    'Tom and Anna live in Boston.': 'Tom und Frichtson in Boston.',
+    'Jerry runs faster than Tom.': 'Fürde laufen schneller als Tom.',
+    'Mary is a doctor in Berlin.': 'Maria ist ein Arzt in der richtigem Staat.',
+    'Anna has a brother in London.': 'Ein Bruder hat einen Bruder in London.',
+    'John is learning German in Vienna.': 'John lernt Deutscher.',
+    "Jerry ate Tom's cake.": 'Habt Toms Kuchen.',
+    'Peter and Mary are cooking dinner.': 'Bitte und Maria kochen zum Abendessen.',
+    'Lisa is flying from Shanghai to Beijing.': 'Ein Vergahr fliegt von Segiii.',
+    'Tom showed Jerry the way to Paris.': 'Tom zeigte den Weg zur Paris.',
+    'Anna is the best student in Moscow.': 'Ein Frühmer ist der beste Schüler in Mona.',
+    'Jerry sent Anna a letter.': 'Frag niemand einen Brief.',
+    'Tom lived in Tokyo for two years.': 'Tom lebte zwei Jahre in Tokyo.',
+    "Peter is Tom's brother.": 'Lär ist Toms Bruder.',
+    'Mary likes Rome more than Paris.': 'Maria mag Romärer als Paris.',
+    'Lisa and Jerry play tennis in Boston.': 'Lasss Tom und Nächne spielen Tennis in Boston.',
+}
 
 
-@pytest.mark.parametrize("row", [pytest.param(r, marks=EN_DE_NAMES) if "Jerry" in r.english else r
-                                 for r in ROWS if r.language == "de"], ids=lambda r: r.english)
-def test_en_de_greedy_translation_has_the_words_in_order(row):
-    loaded = load_checkpoint(ROOT / "checkpoints" / "en-de")
-    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, row.english, need_qkv=False)
-    assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
+def _de_param(row):
+    if row.english in EN_DE_STILL_WRONG:
+        wrong = EN_DE_STILL_WRONG[row.english]
+        return pytest.param(row, marks=pytest.mark.xfail(reason=f"the shipped model writes {wrong}", strict=True))
+    return row
+
+
+@pytest.fixture(scope="module")
+def en_de():
+    return load_checkpoint(ROOT / "checkpoints" / "en-de")
+
+
+@pytest.mark.parametrize("row", [_de_param(r) for r in ROWS if r.language == "de"], ids=lambda r: r.english)
+def test_en_de_greedy_translation_has_the_words_in_order(en_de, row):
+    tr = translate(en_de.model, en_de.source_tokenizer, en_de.target_tokenizer, row.english, need_qkv=False)
+    assert contains_in_order(tr.target_text, row.words, whole_words=True), (row.english, tr.target_text)
 
 
 def test_no_listed_sentence_is_in_the_en_zh_training_data():
@@ -133,6 +195,22 @@ def test_no_listed_sentence_is_in_the_en_zh_machine_learning_corpus():
     assert ml_trained & set(pages["ml_valid"] + pages["ml_test"]) == set()
     # the lesson's words are in what the model learns from
     assert ("encoder", "编码器") in splits.terms and ("Munich", "慕尼黑") in splits.names
+
+
+def test_no_listed_sentence_is_in_the_en_de_training_corpus():
+    """The English-German corpus of issue 33 (copies with other names and cities included): no protected
+    sentence (the names test's among them), no validation or test English sentence of Tatoeba or Multi30k."""
+    if not corpus_available("tatoeba-extra-en-de"):
+        pytest.skip("shared corpora not beside the repo")
+    splits = load_splits("tatoeba-extra-en-de")
+    trained = {normalise_english(e.source) for e in splits.train} | {normalise_english(en) for en, _ in splits.lexicon}
+    names_test = {normalise_english(r.english) for r in ROWS if r.group == "names"}
+    assert len(names_test) >= 40 and names_test <= protected_english()
+    assert trained & protected_english() == set()
+    assert trained & {normalise_english(e.source) for e in splits.valid + splits.test} == set()
+    # the names and cities the test asks for are in what the model learns from
+    for word in ("Jerry", "Anna", "Berlin", "Vienna", "Beijing", "Shanghai", "London"):
+        assert any(re.search(rf"\b{word}\b", e.source) for e in splits.train), word
 
 
 def test_no_listed_sentence_is_in_the_en_de_names_fine_tune():

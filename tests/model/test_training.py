@@ -78,6 +78,52 @@ def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir
         torch.testing.assert_close(straight[key], stopped[key])
 
 
+def test_a_run_killed_inside_an_epoch_resumes_at_the_batch_after_its_last_save(tiny_corpus_dir, tmp_path):
+    """An en-de epoch is over an hour: the state is also written inside an epoch (--save-every-minutes), and a
+    run resumed from it trains on the remaining batches only, ending with the weights and the epoch's logged
+    loss of a run never stopped."""
+    common = ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--max-tokens", "120", "--epochs", "2"]
+    train.main([*common, "--run-dir", str(tmp_path / "straight")])
+    assert metrics(tmp_path / "straight")[0]["step"] >= 5  # several batches an epoch
+    stopped = ["--run-dir", str(tmp_path / "stopped"), "--save-every-minutes", "0"]
+    train.main([*common, *stopped, "--stop-after-steps", "3"])  # killed right after a save, 3 batches in
+    state = torch.load(tmp_path / "stopped" / "state.pt", weights_only=True)
+    assert state["epoch"] == 0 and state["partial"]["batches_done"] == 3
+    assert not (tmp_path / "stopped" / "metrics.jsonl").exists()
+    train.main([*common, *stopped])
+    straight = torch.load(tmp_path / "straight" / "state.pt", weights_only=True)
+    resumed = torch.load(tmp_path / "stopped" / "state.pt", weights_only=True)
+    assert resumed["schedule"]["last_epoch"] == straight["schedule"]["last_epoch"]  # no batch trained twice
+    for key in straight["model"]:
+        torch.testing.assert_close(straight["model"][key], resumed["model"][key])
+    assert [m["train_loss"] for m in metrics(tmp_path / "stopped")] == [m["train_loss"] for m in metrics(tmp_path / "straight")]
+
+
+def test_joint_vocabulary_is_one_tokenizer_and_one_embedding_matrix(tiny_corpus_dir, tmp_path):
+    """--joint-vocab (Section 3.4): one tokenizer on both languages, one matrix for both embeddings and the output
+    layer; the exported checkpoint loads with the matrix shared and stores it once."""
+    from safetensors.torch import load_file
+
+    run_dir, export = tmp_path / "run", tmp_path / "export"
+    de_dir = tmp_path / "data"
+    (de_dir / "tatoeba-en-de").mkdir(parents=True)
+    pairs = [("Tom drinks tea.", "Tom trinkt Tee."), ("Mary reads a book.", "Mary liest ein Buch."),
+             ("I like coffee.", "Ich mag Kaffee."), ("The dog runs.", "Der Hund rennt.")] * 8
+    import gzip
+    with gzip.open(de_dir / "tatoeba-en-de" / "deu-eng.tsv.gz", "wt", encoding="utf-8") as f:
+        f.write("".join(f"{en} {i}\t{de} {i}\n" for i, (en, de) in enumerate(pairs)))
+    train.main(["--corpus", "tatoeba-en-de", "--data-dir", str(de_dir), "--run-dir", str(run_dir), *TINY_ARGS,
+                "--joint-vocab", "--epochs", "1", "--export", str(export)])
+    assert (export / "source.model").read_bytes() == (export / "target.model").read_bytes()
+    loaded = load_checkpoint(export)
+    assert loaded.model.cfg.share_source_target_embeddings
+    model = loaded.model
+    assert model.src_embed.lookup.weight is model.tgt_embed.lookup.weight is model.generator.weight
+    assert "tgt_embed.lookup.weight" not in load_file(str(export / "model.safetensors"))
+    tom = loaded.source_tokenizer.encode("Tom")
+    assert tom == loaded.target_tokenizer.encode("Tom")  # a name is the same pieces on both sides
+
+
 def test_subword_sampling_cuts_a_sentence_differently_but_decodes_to_it(tiny_tokenizers):
     source, _ = tiny_tokenizers
     text = "I like tea and the cat likes milk."
