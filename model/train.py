@@ -343,6 +343,8 @@ def main(argv=None):
     initial = load_checkpoint(args.init_from) if args.init_from else None
     if args.extend_vocab and (not initial or args.new_tokenizers):
         sys.exit("--extend-vocab extends the tokenizers of --init-from (and not with --new-tokenizers)")
+    if args.joint_vocab and initial and not args.new_tokenizers:
+        sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
     if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):
         for name, side in (("source.model", "source"), ("target.model", "target")):
             model_bytes = (Path(args.init_from) / name).read_bytes()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from model.data import DEFAULT_DATA_DIR, Example, load_splits, read_tatoeba, split_grouped, training_pairs
@@ -127,3 +129,15 @@ def test_machine_learning_pages_are_held_out_whole_and_the_split_is_stable():
         assert len({split for split, held in in_split.items() if cleaned & held}) == 1, page
         held_out_pages += not cleaned & in_split["train"]
     assert held_out_pages > 20  # many pages, not one long one
+
+
+def test_non_words_are_counted_per_thousand_output_words():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from non_words import non_words_per_thousand
+
+    known = {"Tom", "jagt", "Jerry", "Ein", "ist"}
+    rate, unknown = non_words_per_thousand(["Tom jagt Je.", "Ein Frager ist eine Entschaft."], known)
+    assert unknown == ["Je", "Frager", "eine", "Entschaft"]
+    assert rate == 1000 * 4 / 8
