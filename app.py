@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import streamlit as st
+
 # The first alert whose text is not ASCII (Chinese, an arrow) imports this module, which compiles a 0.14 s emoji
 # regex inside whatever click showed the alert; imported with the first page, it costs once per server.
 import streamlit.emojis  # noqa: F401
@@ -32,8 +33,18 @@ from ui.decoding import show_decoding_steps, show_trail
 from ui.head_stats import show_head_statistics
 from ui.lens import show_logit_lens
 from ui.lessons import LESSON_KEYS, LESSON_WIDGETS, show_lesson
-from ui.models import (get_calibration, get_forced, get_hypotheses, get_model, get_scores, heavy_page_slots,
-                       is_heavy, log_event, prefetch_flows, translation_cache)
+from ui.models import (
+    get_calibration,
+    get_forced,
+    get_hypotheses,
+    get_model,
+    get_scores,
+    heavy_page_slots,
+    is_heavy,
+    log_event,
+    prefetch_flows,
+    translation_cache,
+)
 from ui.positional import show_positional
 from ui.qk_space import show_qk_space, warm_qk_sample
 from ui.scaling import show_scaling
@@ -56,16 +67,45 @@ PAGES = ("explore", "lessons")
 # 20-word sentence 1.45 s with 2 threads, 0.11 s with 1; gradient x input 4.6 s and 0.23 s).
 TORCH_THREADS = int(os.environ.get("ATTENTION_EXPLORER_TORCH_THREADS", "1"))
 # The widgets inside the views: their values outlive a closed tab (widgets.keep).
-VIEW_WIDGETS = ("pe_length", "pe_dims", "pair_dk", "scaling_kind", "scaling_query", "steps_kind", "steps_query",
-                "stats_kind", "stats_name", "inspect_layer", "inspect_head", "ablation_kind", "decode_step",
-                "qk_kind", "qk_query", "flow_method",
-                "search_kind", "search_query", "search_key", "search_by", "compare_kind", "compare_query",
-                "compare_x", "compare_y") + LESSON_WIDGETS
+VIEW_WIDGETS = (
+    "pe_length",
+    "pe_dims",
+    "pair_dk",
+    "scaling_kind",
+    "scaling_query",
+    "steps_kind",
+    "steps_query",
+    "stats_kind",
+    "stats_name",
+    "inspect_layer",
+    "inspect_head",
+    "ablation_kind",
+    "decode_step",
+    "qk_kind",
+    "qk_query",
+    "flow_method",
+    "search_kind",
+    "search_query",
+    "search_key",
+    "search_by",
+    "compare_kind",
+    "compare_query",
+    "compare_x",
+    "compare_y",
+) + LESSON_WIDGETS
 TAB_KEYS = tuple(view for views in VIEW_GROUPS.values() for view in views)
 MAX_BEAM = 8
-URL_KEYS = {"s": "sentence", "s2": "second_sentence", "ckpt": "checkpoint", "layer": "layer", "head": "head",
-            "lang": "lang", "beam": "beam",
-            "present": "present", "words": "word_level"}
+URL_KEYS = {
+    "s": "sentence",
+    "s2": "second_sentence",
+    "ckpt": "checkpoint",
+    "layer": "layer",
+    "head": "head",
+    "lang": "lang",
+    "beam": "beam",
+    "present": "present",
+    "words": "word_level",
+}
 
 
 # ---------------------------------------------------------------------------------------------- state & URL
@@ -81,7 +121,7 @@ def examples_for(name: str) -> list[str]:
 
 
 def checkpoint_label(name: str, meta: dict, lang: str) -> str:
-    """"en-de · English → German", from the folder's config.json metadata (just the name without languages)."""
+    """ "en-de · English → German", from the folder's config.json metadata (just the name without languages)."""
     if "source_language" not in meta or "target_language" not in meta:
         return name
     source, target = (language_name(meta[k], lang) for k in ("source_language", "target_language"))
@@ -110,6 +150,7 @@ def widget_values_the_page_sent() -> dict[str, object]:
 def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
     """The sent values of the page's main choices as the options they name (select widgets send the option's
     label, in the interface language of the page), for the keys the script reads before it draws them."""
+
     def by_label(options, label_of):
         return {label_of(o, lang): o for o in options for lang in LANGUAGES}
 
@@ -126,8 +167,9 @@ def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
             restored[key] = sent[key]
     maps = {
         "lang": by_label(LANGUAGES, lambda code, _: LANGUAGES[code]),
-        "checkpoint": by_label(checkpoints, lambda name, lang: checkpoint_label(name, read_metadata(
-            CHECKPOINT_ROOT / name), lang)),
+        "checkpoint": by_label(
+            checkpoints, lambda name, lang: checkpoint_label(name, read_metadata(CHECKPOINT_ROOT / name), lang)
+        ),
         "decoding": by_label(("greedy", "beam"), lambda d, lang: t(d, lang)),
         "page": by_label(PAGES, lambda p, lang: t(f"page_{p}", lang)),
         "flow_method": by_label(attribute.METHODS, lambda m, lang: t(f"flow_{m}", lang)),
@@ -156,30 +198,47 @@ def init_state(checkpoints: list[str]) -> None:
     Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server)."""
     if st.session_state.get("initialised"):
         return
-    link = links.parse_link({k: st.query_params[k] for k in st.query_params}, checkpoints, list(LANGUAGES), MAX_BEAM,
-                            TAB_KEYS + LESSON_KEYS, attribute.METHODS,
-                            {k: len(st.query_params.get_all(k)) for k in st.query_params})
+    link = links.parse_link(
+        {k: st.query_params[k] for k in st.query_params},
+        checkpoints,
+        list(LANGUAGES),
+        MAX_BEAM,
+        TAB_KEYS + LESSON_KEYS,
+        attribute.METHODS,
+        {k: len(st.query_params.get_all(k)) for k in st.query_params},
+    )
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
     sent = widget_values_the_page_sent()  # a reconnected page: its widgets' values stand, the link fills the rest
-    defaults = dict(sentence=link.sentence or examples_for(checkpoint)[0], second_sentence=link.second_sentence or "",
-                    checkpoint=checkpoint, layer=1, head="1", lang=link.lang or "en", beam=link.beam or 1,
-                    decoding="greedy", reference="", word_level=bool(link.word_level), present=link.present)
+    defaults = dict(
+        sentence=link.sentence or examples_for(checkpoint)[0],
+        second_sentence=link.second_sentence or "",
+        checkpoint=checkpoint,
+        layer=1,
+        head="1",
+        lang=link.lang or "en",
+        beam=link.beam or 1,
+        decoding="greedy",
+        reference="",
+        word_level=bool(link.word_level),
+        present=link.present,
+    )
     restored = restored_values(sent, checkpoints)
     # a value the page sent but that cannot be read back (an option no longer offered) falls back to the default
     st.session_state.update({k: v for k, v in defaults.items() if k not in restored})
     st.session_state.update(restored)
     if "beam_size" in restored and st.session_state.get("decoding") == "beam":
         st.session_state.beam = restored["beam_size"]
-    st.session_state.update(link_notices=link.notices,
-                            link_view=(None if "layer" in sent else link.layer, None if "head" in sent else link.head))
+    st.session_state.update(
+        link_notices=link.notices,
+        link_view=(None if "layer" in sent else link.layer, None if "head" in sent else link.head),
+    )
     if "page" not in sent:
         st.session_state.page = "explore"
     if st.session_state.get("beam", 1) > 1:
         st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
     if link.pair:
         kind, query, key = link.pair
-        st.session_state.update(search_kind=kind, search_query=query, search_key=key,
-                                search_signature="from a link")
+        st.session_state.update(search_kind=kind, search_query=query, search_key=key, search_signature="from a link")
     if link.view in TAB_KEYS:
         st.session_state.update(page="explore", tab=link.view)
     elif link.view in LESSON_KEYS:
@@ -191,8 +250,9 @@ def init_state(checkpoints: list[str]) -> None:
     if link.trail:
         st.session_state.update(trail=[list(step) for step in link.trail], trail_for="from a link")
     if link.compared:
-        st.session_state.update(zip(("compare_query", "compare_x", "compare_y"), link.compared),
-                                compare_signature="from a link")  # kept, not replaced by the pair's own words
+        st.session_state.update(
+            zip(("compare_query", "compare_x", "compare_y"), link.compared), compare_signature="from a link"
+        )  # kept, not replaced by the pair's own words
     # A reconnected page's tab click (its tabs widgets hold labels): the view or lesson it opened.
     # (the group tabs send a value only once clicked: else the group is the link's view's, or the first)
     clicked_group = tab_from_sent(sent, tuple(VIEW_GROUPS), "group_tab")
@@ -210,8 +270,9 @@ def apply_link_view(cfg) -> None:
     """The link's layer and head, once the checkpoint's depth and head count are known."""
     if "link_view" not in st.session_state:
         return
-    layer, head, notices = links.fit_view(*st.session_state.pop("link_view"),
-                                          max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads)
+    layer, head, notices = links.fit_view(
+        *st.session_state.pop("link_view"), max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads
+    )
     st.session_state.link_notices += notices
     if layer is not None:
         st.session_state.layer = layer
@@ -223,8 +284,16 @@ def show_link_notices(lang: str) -> None:
     notices = st.session_state.pop("link_notices", None)  # said once, on the page the link opened
     if not notices:
         return
-    lines = [t(f"link_{n.action}", lang, parameter=n.parameter, value=markdown_literal(n.value),
-               used=markdown_literal(n.used)) for n in notices]
+    lines = [
+        t(
+            f"link_{n.action}",
+            lang,
+            parameter=n.parameter,
+            value=markdown_literal(n.value),
+            used=markdown_literal(n.used),
+        )
+        for n in notices
+    ]
     st.warning("\n".join(f"- {line}" for line in lines))
 
 
@@ -261,8 +330,10 @@ def page_style(present: bool) -> None:
     # hiding behind the tab bar's scroll arrow.
     css += " .st-key-lesson_tab [role='tablist'] {flex-wrap: wrap; overflow: visible;}"
     if present:
-        css += (" [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
-                " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}")
+        css += (
+            " [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
+            " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}"
+        )
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
 
@@ -278,8 +349,9 @@ def use_pair() -> None:
     chosen = st.session_state.pair_example
     if chosen:
         _, first, second = next(p for p in MINIMAL_PAIRS if p[0] == chosen)
-        st.session_state.update(sentence=first, second_sentence=second, pair_example="",
-                                page="explore", tab="tab_compare")
+        st.session_state.update(
+            sentence=first, second_sentence=second, pair_example="", page="explore", tab="tab_compare"
+        )
 
 
 def switch_checkpoint() -> None:
@@ -299,8 +371,9 @@ def lazy_tabs(keys: tuple[str, ...], state_key: str, widget_key: str, lang: str)
     """Tabs of which only the open one runs (lazy tabs: a hidden view costs nothing, and a layer or head change
     redraws one view instead of all of them). -> tab key -> tab; check tab.open before drawing into it."""
     st.session_state[widget_key] = t(st.session_state.setdefault(state_key, keys[0]), lang)
-    tabs = st.tabs([t(k, lang) for k in keys], key=widget_key, on_change=remember_tab,
-                   args=(keys, state_key, widget_key))
+    tabs = st.tabs(
+        [t(k, lang) for k in keys], key=widget_key, on_change=remember_tab, args=(keys, state_key, widget_key)
+    )
     return dict(zip(keys, tabs))
 
 
@@ -340,18 +413,41 @@ def explorer_tabs(explorer: dict, lang: str) -> None:
 def sidebar(checkpoints: dict[str, dict]) -> None:
     """checkpoints: folder name -> its config.json metadata."""
     with st.sidebar:
-        widgets.radio(st, t("interface_language", st.session_state.lang), list(LANGUAGES), format_func=LANGUAGES.get,
-                      horizontal=True, key="lang")
+        widgets.radio(
+            st,
+            t("interface_language", st.session_state.lang),
+            list(LANGUAGES),
+            format_func=LANGUAGES.get,
+            horizontal=True,
+            key="lang",
+        )
         lang = st.session_state.lang
-        widgets.selectbox(st, t("checkpoint", lang), list(checkpoints),
-                          format_func=lambda name: checkpoint_label(name, checkpoints[name], lang),
-                          key="checkpoint", on_change=switch_checkpoint)
+        widgets.selectbox(
+            st,
+            t("checkpoint", lang),
+            list(checkpoints),
+            format_func=lambda name: checkpoint_label(name, checkpoints[name], lang),
+            key="checkpoint",
+            on_change=switch_checkpoint,
+        )
         metadata = checkpoints[st.session_state.checkpoint]
-        widgets.selectbox(st, t("examples", lang), [""] + examples_for(st.session_state.checkpoint), key="example",
-                          on_change=use_example, format_func=lambda s: s or t("example_placeholder", lang))
+        widgets.selectbox(
+            st,
+            t("examples", lang),
+            [""] + examples_for(st.session_state.checkpoint),
+            key="example",
+            on_change=use_example,
+            format_func=lambda s: s or t("example_placeholder", lang),
+        )
         st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang))
-        widgets.radio(st, t("decoding", lang), ["greedy", "beam"], key="decoding", format_func=lambda d: t(d, lang),
-                      horizontal=True)
+        widgets.radio(
+            st,
+            t("decoding", lang),
+            ["greedy", "beam"],
+            key="decoding",
+            format_func=lambda d: t(d, lang),
+            horizontal=True,
+        )
         if st.session_state.decoding == "beam":
             st.session_state.setdefault("beam_size", 4)
             st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
@@ -359,8 +455,14 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
         target = language_name(metadata.get("target_language", "?"), lang)
         st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target))
         st.text_input(t("second_sentence", lang), key="second_sentence", help=t("second_sentence_help", lang))
-        widgets.selectbox(st, t("minimal_pairs", lang), [""] + [p[0] for p in MINIMAL_PAIRS], key="pair_example",
-                          on_change=use_pair, format_func=lambda k: t(k, lang) if k else t("pair_placeholder", lang))
+        widgets.selectbox(
+            st,
+            t("minimal_pairs", lang),
+            [""] + [p[0] for p in MINIMAL_PAIRS],
+            key="pair_example",
+            on_change=use_pair,
+            format_func=lambda k: t(k, lang) if k else t("pair_placeholder", lang),
+        )
         st.toggle(t("presentation", lang), key="present", help=t("presentation_help", lang))
 
 
@@ -377,10 +479,17 @@ def view_selectors(cfg, lang: str) -> None:
         st.sidebar.subheader(t("view", lang))
         layer_box = head_box = flow_box = word_box = st.sidebar
     compact = dict(label_visibility="collapsed") if present else {}
-    widgets.selectbox(layer_box, t("layer", lang), list(range(1, deepest + 1)), key="layer",
-                      format_func=(lambda n: t("layer_n", lang, n=n)) if present else str, **compact)
-    widgets.selectbox(head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang),
-                      default="1", **compact)
+    widgets.selectbox(
+        layer_box,
+        t("layer", lang),
+        list(range(1, deepest + 1)),
+        key="layer",
+        format_func=(lambda n: t("layer_n", lang, n=n)) if present else str,
+        **compact,
+    )
+    widgets.selectbox(
+        head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang), default="1", **compact
+    )
     flow_selector(flow_box, lang, **compact)
     word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
@@ -415,18 +524,21 @@ def explorer_views(ctx: Context) -> dict:
 
     return {
         "tab_encoder": encoder_view,
-        "tab_decoder": lambda: show_attention(tr, "decoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch,
-                                              ctx.checkpoint),
-        "tab_cross": lambda: show_attention(tr, "cross", *view, ctx.word_level, ctx.languages, ctx.fetch,
-                                            ctx.checkpoint),
+        "tab_decoder": lambda: show_attention(
+            tr, "decoder_self", *view, ctx.word_level, ctx.languages, ctx.fetch, ctx.checkpoint
+        ),
+        "tab_cross": lambda: show_attention(
+            tr, "cross", *view, ctx.word_level, ctx.languages, ctx.fetch, ctx.checkpoint
+        ),
         "tab_positional": lambda: show_positional(ctx.cfg.d_model, ctx.cfg.max_len, lang),
         "tab_softmax": lambda: show_scaling(tr, *view),
         "tab_steps": lambda: show_steps(tr, *view),
         "tab_heads": lambda: show_head_statistics(tr, ctx.checkpoint, lang),
         "tab_search": lambda: show_head_search(tr, lang, ctx.word_level, ctx.languages, ctx.checkpoint),
         "tab_compare": lambda: show_compare(tr, ctx.checkpoint, ctx.beam, *view, ctx.word_level, ctx.languages),
-        "tab_ablation": lambda: show_ablation(ctx.model_output, ctx.checkpoint, ctx.beam, *view, ctx.word_level,
-                                              ctx.languages),
+        "tab_ablation": lambda: show_ablation(
+            ctx.model_output, ctx.checkpoint, ctx.beam, *view, ctx.word_level, ctx.languages
+        ),
         "tab_decoding": lambda: show_decoding_steps(ctx),
         "tab_lens": lambda: show_logit_lens(ctx),
         "tab_qk": lambda: show_qk_space(ctx),
@@ -454,24 +566,45 @@ def open_first_loadable(checkpoints: list[str]):
 def about_model(checkpoint: str, loaded, lang: str) -> str:
     """What the model was trained on, its measured scores (eval.json: greedy, and beam 4 where measured: the
     sidebar's beam search starts at 4) and what it gets wrong."""
+
     def scores(decoding: str) -> str:
         return t("clause_separator", lang).join(
-            t("about_scores", lang, name=t(f"about_set_{name}", lang), bleu=r[decoding]["bleu"],
-              chrf=r[decoding]["chrf"])
-            for name, r in get_scores(checkpoint).items() if decoding in r and f"about_set_{name}" in STRINGS[lang])
+            t(
+                "about_scores",
+                lang,
+                name=t(f"about_set_{name}", lang),
+                bleu=r[decoding]["bleu"],
+                chrf=r[decoding]["chrf"],
+            )
+            for name, r in get_scores(checkpoint).items()
+            if decoding in r and f"about_set_{name}" in STRINGS[lang]
+        )
 
     corpus = loaded.metadata.get("corpus", "")
     data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
     beam = scores("beam4")
-    return t("about_model", lang, params=count_parameters(loaded.model) / 1e6, data=data,
-             scores=scores("greedy") or "–", beam=t("about_beam", lang, scores=beam) if beam else "")
+    return t(
+        "about_model",
+        lang,
+        params=count_parameters(loaded.model) / 1e6,
+        data=data,
+        scores=scores("greedy") or "–",
+        beam=t("about_beam", lang, scores=beam) if beam else "",
+    )
 
 
 def page_selector(lang: str) -> None:
     """The explorer (every view of the model) or the lessons (the argument in order, on the same sentence); in
     presentation mode in the sidebar, so the map moves up."""
-    widgets.radio(st.sidebar if st.session_state.present else st, t("page", lang), PAGES, key="page",
-                  horizontal=True, format_func=lambda p: t(f"page_{p}", lang), label_visibility="collapsed")
+    widgets.radio(
+        st.sidebar if st.session_state.present else st,
+        t("page", lang),
+        PAGES,
+        key="page",
+        horizontal=True,
+        format_func=lambda p: t(f"page_{p}", lang),
+        label_visibility="collapsed",
+    )
 
 
 @contextlib.contextmanager
@@ -499,8 +632,9 @@ def main() -> None:
         torch.set_num_threads(TORCH_THREADS)
     presenting = st.session_state.get("present", st.query_params.get("present") == "1")
     # A projector's page opens with the sidebar folded away: the map gets the whole width and starts higher.
-    st.set_page_config(page_title="Attention explorer", layout="wide",
-                       initial_sidebar_state="collapsed" if presenting else "auto")
+    st.set_page_config(
+        page_title="Attention explorer", layout="wide", initial_sidebar_state="collapsed" if presenting else "auto"
+    )
     checkpoints = [p.name for p in list_checkpoints(CHECKPOINT_ROOT)]
     lang = st.session_state.get("lang", st.query_params.get("lang", "en"))
     lang = lang if lang in LANGUAGES else "en"
@@ -520,8 +654,15 @@ def main() -> None:
         st.markdown(f"#### {t('title', lang)}")
     incomplete = incomplete_checkpoints(CHECKPOINT_ROOT)
     if incomplete:
-        st.sidebar.caption(t("checkpoints_incomplete", lang, folders=t("clause_separator", lang).join(
-            f"{markdown_literal(name)} ({', '.join(missing)})" for name, missing in incomplete.items())))
+        st.sidebar.caption(
+            t(
+                "checkpoints_incomplete",
+                lang,
+                folders=t("clause_separator", lang).join(
+                    f"{markdown_literal(name)} ({', '.join(missing)})" for name, missing in incomplete.items()
+                ),
+            )
+        )
     for name, error in broken:
         st.warning(t("checkpoint_broken", lang, name=markdown_literal(name), error=markdown_literal(error)))
     if loaded is None:
@@ -533,9 +674,19 @@ def main() -> None:
         st.caption(about_model(checkpoint, loaded, lang))
         calibration = get_calibration(checkpoint)
         if calibration:
-            st.caption(t("unsure_about", lang, threshold=calibration.threshold, recall=calibration.recall,
-                         precision=calibration.precision, n=calibration.test_sentences, bad=calibration.test_bad,
-                         flagged=calibration.test_flagged, caught=round(calibration.recall * calibration.test_bad)))
+            st.caption(
+                t(
+                    "unsure_about",
+                    lang,
+                    threshold=calibration.threshold,
+                    recall=calibration.recall,
+                    precision=calibration.precision,
+                    n=calibration.test_sentences,
+                    bad=calibration.test_bad,
+                    flagged=calibration.test_flagged,
+                    caught=round(calibration.recall * calibration.test_bad),
+                )
+            )
         if cfg.norm_first:
             st.caption(t("norm_first_note", lang))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
@@ -562,8 +713,13 @@ def main() -> None:
         # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also
         # after it disconnects), and a lambda over the hypotheses would keep every one of them alive with it.
         labels = [f"{i + 1}. {h.target_text} ({h.log_prob:.2f})" for i, h in enumerate(hypotheses)]
-        choice = widgets.selectbox(st.sidebar, t("hypothesis", lang), list(range(len(hypotheses))), key="hypothesis",
-                                   format_func=labels.__getitem__)
+        choice = widgets.selectbox(
+            st.sidebar,
+            t("hypothesis", lang),
+            list(range(len(hypotheses))),
+            key="hypothesis",
+            format_func=labels.__getitem__,
+        )
     model_output = hypotheses[choice]
     reference = st.session_state.reference.strip()
     tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
@@ -583,15 +739,32 @@ def main() -> None:
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
         # the threshold was set on the model's own translations: a forced path is said to be unlikely, not wrong
-        st.warning(t("unsure_forced" if trail else "unsure", lang, score=mean_log_prob(tr.token_probs),
-                     threshold=calibration.threshold))
+        st.warning(
+            t(
+                "unsure_forced" if trail else "unsure",
+                lang,
+                score=mean_log_prob(tr.token_probs),
+                threshold=calibration.threshold,
+            )
+        )
     if st.session_state.present:
         view_selectors(cfg, lang)
     page_selector(lang)
 
-    ctx = Context(tr, model_output, checkpoint, beam, int(st.session_state.layer), st.session_state.head, lang,
-                  st.session_state.word_level, languages, cfg,
-                  fetch_again(checkpoint, sentence, beam, choice, reference, trail), original[0])
+    ctx = Context(
+        tr,
+        model_output,
+        checkpoint,
+        beam,
+        int(st.session_state.layer),
+        st.session_state.head,
+        lang,
+        st.session_state.word_level,
+        languages,
+        cfg,
+        fetch_again(checkpoint, sentence, beam, choice, reference, trail),
+        original[0],
+    )
     explorer = explorer_views(ctx)
     with drawing_slot(tr, lang):
         if st.session_state.page == "lessons":

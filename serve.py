@@ -34,8 +34,9 @@ ROOT = Path(__file__).resolve().parent
 
 
 def haproxy_config(port: int, replica_ports: list[int], address: str = "0.0.0.0") -> str:
-    servers = "\n".join(f"    server r{i} 127.0.0.1:{p} check inter 2s fall 2 rise 1 cookie r{i}"
-                        for i, p in enumerate(replica_ports))
+    servers = "\n".join(
+        f"    server r{i} 127.0.0.1:{p} check inter 2s fall 2 rise 1 cookie r{i}" for i, p in enumerate(replica_ports)
+    )
     return f"""global
     maxconn 4096
 
@@ -65,11 +66,28 @@ backend replicas
 
 def start_replica(port: int, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         # the balancer compresses; a replica's own websocket compression would only cost CPU
-         "--server.enableWebsocketCompression", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            # the balancer compresses; a replica's own websocket compression would only cost CPU
+            "--server.enableWebsocketCompression",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -93,8 +111,9 @@ def wait_healthy(url: str, timeout: float, poll: float = 0.5) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="N replicas of the app behind HAProxy (session affinity, health "
-                                            "checks, restarts, gzip).")
+    p = argparse.ArgumentParser(
+        description="N replicas of the app behind HAProxy (session affinity, health checks, restarts, gzip)."
+    )
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--port", type=int, default=8501, help="where browsers connect (HAProxy)")
     p.add_argument("--address", default="0.0.0.0")

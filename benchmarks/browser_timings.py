@@ -75,8 +75,11 @@ function heatmapState() {
 
 # Polled every animation frame: records when the heatmap first shows the change (drawn), and when the script
 # run has also finished (settled); true once settled.
-WATCH = r"""(want) => {
-""" + STATE + r"""
+WATCH = (
+    r"""(want) => {
+"""
+    + STATE
+    + r"""
     const s = heatmapState();
     const changed = s.ticks && (want.ticks_not === undefined || s.ticks !== want.ticks_not)
         && (want.title_has === undefined || s.title.includes(want.title_has))
@@ -86,6 +89,7 @@ WATCH = r"""(want) => {
     return false;
 }
 """
+)
 
 
 def ticks(page) -> str:
@@ -141,8 +145,12 @@ def summary(values: list) -> dict:
     """Medians of (drawn, settled) pairs, or of plain times."""
     if isinstance(values[0], tuple):
         drawn, settled = zip(*values)
-        return {"drawn_median_s": round(statistics.median(drawn), 3), "drawn_max_s": round(max(drawn), 3),
-                "settled_median_s": round(statistics.median(settled), 3), "n": len(values)}
+        return {
+            "drawn_median_s": round(statistics.median(drawn), 3),
+            "drawn_max_s": round(max(drawn), 3),
+            "settled_median_s": round(statistics.median(settled), 3),
+            "n": len(values),
+        }
     return {"median_s": round(statistics.median(values), 3), "max_s": round(max(values), 3), "n": len(values)}
 
 
@@ -154,8 +162,9 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     n = args.repeats
-    timings: dict[str, list] = {k: [] for k in ("first_page", "new_sentence", "layer_change", "head_change",
-                                                        "tab_change", "beam4_20_words")}
+    timings: dict[str, list] = {
+        k: [] for k in ("first_page", "new_sentence", "layer_change", "head_change", "tab_change", "beam4_20_words")
+    }
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(min(n, 3)):  # a fresh server each time: imports, model loading, first translation

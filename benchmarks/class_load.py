@@ -54,14 +54,19 @@ sys.path.insert(0, str(ROOT))
 
 from serve import wait_healthy  # noqa: E402
 
-NOUNS = ("teacher student doctor farmer child girl boy woman man friend neighbour cook driver singer painter "
-         "brother sister mother father grandmother").split()
-THINGS = ("book letter apple cake picture song car bicycle window door garden house river ticket newspaper "
-          "coffee umbrella computer phone map").split()
-VERBS = ("reads writes buys sells opens closes finds sees likes washes paints carries wants needs "
-         "brings keeps").split()
-PLACES = ("at home, in the morning, after school, on Sunday, every day, in the park, at night, in the kitchen, "
-          "near the station, before dinner").split(", ")
+NOUNS = (
+    "teacher student doctor farmer child girl boy woman man friend neighbour cook driver singer painter "
+    "brother sister mother father grandmother"
+).split()
+THINGS = (
+    "book letter apple cake picture song car bicycle window door garden house river ticket newspaper "
+    "coffee umbrella computer phone map"
+).split()
+VERBS = ("reads writes buys sells opens closes finds sees likes washes paints carries wants needs brings keeps").split()
+PLACES = (
+    "at home, in the morning, after school, on Sunday, every day, in the park, at night, in the kitchen, "
+    "near the station, before dinner"
+).split(", ")
 
 
 def student_sentence(rng: random.Random) -> str:
@@ -86,6 +91,7 @@ def quantiles(values: list[float]) -> dict:
 @dataclass
 class Run:
     """What one script run sent back."""
+
     served: float | None = None  # seconds until script_finished
     drawn: float | None = None  # seconds until the first plotly chart
     errors: list[str] = field(default_factory=list)
@@ -110,8 +116,9 @@ class Student:
         cookie = await asyncio.to_thread(self._affinity_cookie)
         headers = {"Cookie": cookie} if cookie else {}
         ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
-        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                           additional_headers=headers, open_timeout=self.timeout)
+        self.ws = await websockets.connect(
+            ws_url, subprotocols=["streamlit"], max_size=None, additional_headers=headers, open_timeout=self.timeout
+        )
 
     def _affinity_cookie(self) -> str:
         """GET the page as a browser does first: behind the balancer that response sets the replica cookie."""
@@ -196,8 +203,10 @@ class Student:
                     self.tab_labels[tabs_key].append(block.tab.label)
             elif kind == "script_finished":
                 run.served = time.perf_counter() - start
-                if message.script_finished not in (ForwardMsg.FINISHED_SUCCESSFULLY,
-                                                   ForwardMsg.FINISHED_EARLY_FOR_RERUN):
+                if message.script_finished not in (
+                    ForwardMsg.FINISHED_SUCCESSFULLY,
+                    ForwardMsg.FINISHED_EARLY_FOR_RERUN,
+                ):
                     run.errors.append(f"script finished with status {message.script_finished}")
                 return
 
@@ -250,13 +259,14 @@ async def lesson(student: Student, rng: random.Random, n_sentences: int, think_s
         results.record("sentence", await student.rerun(sentence=sentence), sentence)
         await think(rng, think_s)
         layer = student.widgets["layer"][1]
-        results.record("layer", await student.rerun(layer=rng.choice([o for o in layer.options
-                                                                        if o != layer.options[layer.default]])))
+        results.record(
+            "layer",
+            await student.rerun(layer=rng.choice([o for o in layer.options if o != layer.options[layer.default]])),
+        )
         await think(rng, think_s)
         labels = student.tab_labels["view_tab_group_maps"][:3]  # the encoder, decoder and cross-attention views
         current = student.values.get(student.widget_id("view_tab_group_maps"), labels[0])
-        results.record("tab", await student.rerun(view_tab_group_maps=rng.choice([x for x in labels
-                                                                                   if x != current])))
+        results.record("tab", await student.rerun(view_tab_group_maps=rng.choice([x for x in labels if x != current])))
 
 
 async def burst(students: list[Student], sentences: list[str], action: str, results: Results) -> float:
@@ -374,12 +384,35 @@ def start_server(workers: int, env: dict[str, str]):
     """`streamlit run app.py` (workers 0) or `python -m serve --workers N`; yields (url, process)."""
     port = free_port()
     if workers:
-        command = [sys.executable, "-m", "serve", "--workers", str(workers), "--port", str(port),
-                   "--address", "127.0.0.1", "--first-replica-port", str(free_port())]
+        command = [
+            sys.executable,
+            "-m",
+            "serve",
+            "--workers",
+            str(workers),
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--first-replica-port",
+            str(free_port()),
+        ]
     else:
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                   "--server.port", str(port), "--server.address", "127.0.0.1",
-                   "--browser.gatherUsageStats", "false"]
+        command = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ]
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -476,8 +509,12 @@ def cpu_summary(samples: list[tuple[float, float, float]]) -> dict:
     if not rates:
         return {}
     total = 100 * (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
-    return {"cpu_mean_percent": round(total), "cpu_max_percent": round(max(rates)),
-            "rss_peak_mib": round(max(s[2] for s in samples)), "rss_end_mib": round(samples[-1][2])}
+    return {
+        "cpu_mean_percent": round(total),
+        "cpu_max_percent": round(max(rates)),
+        "rss_peak_mib": round(max(s[2] for s in samples)),
+        "rss_end_mib": round(samples[-1][2]),
+    }
 
 
 def computations(log: Path | None, since: int) -> tuple[int, dict[str, int]]:
@@ -511,12 +548,17 @@ async def run_class(args, url: str, pids_of, log: Path | None) -> dict:
         await asyncio.gather(*(arrive(s) for s in students))
         if args.throughput:
             until = time.perf_counter() + args.throughput
-            served = await asyncio.gather(*(saturate(s, random.Random(args.seed + i), until, results)
-                                            for i, s in enumerate(students)))
+            served = await asyncio.gather(
+                *(saturate(s, random.Random(args.seed + i), until, results) for i, s in enumerate(students))
+            )
             report["throughput_sentences_per_minute"] = round(sum(served) * 60 / args.throughput, 1)
         else:
-            await asyncio.gather(*(lesson(s, random.Random(args.seed + i), args.sentences, args.think, results)
-                                   for i, s in enumerate(students)))
+            await asyncio.gather(
+                *(
+                    lesson(s, random.Random(args.seed + i), args.sentences, args.think, results)
+                    for i, s in enumerate(students)
+                )
+            )
             tag = f"{rng.randrange(10**6):06d}"  # new sentences, not cached by an earlier run of this script
             line, _ = computations(log, 0)
             different = [f"Student {i} of class {tag} reads a book." for i in range(len(students))]
@@ -546,10 +588,18 @@ def measure(argv=None) -> dict:
     p.add_argument("--sentences", type=int, default=3, help="own sentences per student")
     p.add_argument("--think", type=float, default=5.0, help="mean seconds between a student's actions")
     p.add_argument("--arrival", type=float, default=10.0, help="students open the page over this many seconds")
-    p.add_argument("--throughput", type=float, default=0,
-                   help="instead of the lesson: sentences back to back for this many seconds")
-    p.add_argument("--heavy", type=int, default=0,
-                   help="instead of the lesson: one long beam-search request alone, then this many at once")
+    p.add_argument(
+        "--throughput",
+        type=float,
+        default=0,
+        help="instead of the lesson: sentences back to back for this many seconds",
+    )
+    p.add_argument(
+        "--heavy",
+        type=int,
+        default=0,
+        help="instead of the lesson: one long beam-search request alone, then this many at once",
+    )
     p.add_argument("--heavy-words", type=int, default=300)
     p.add_argument("--beam", type=int, default=8)
     p.add_argument("--settle", type=float, default=10, help="seconds after heavy requests before memory is read")
@@ -561,8 +611,11 @@ def measure(argv=None) -> dict:
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
 
-    run = (lambda url, pids_of, log: run_heavy(args, url, pids_of, log)) if args.heavy else (
-        lambda url, pids_of, log: run_class(args, url, pids_of, log))
+    run = (
+        (lambda url, pids_of, log: run_heavy(args, url, pids_of, log))
+        if args.heavy
+        else (lambda url, pids_of, log: run_class(args, url, pids_of, log))
+    )
     if args.url:
         report = asyncio.run(run(args.url, lambda: [], None))
     else:

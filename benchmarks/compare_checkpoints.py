@@ -26,16 +26,18 @@ from model.data import DEFAULT_DATA_DIR, load_splits, read_everyday  # noqa: E40
 from model.evaluate import bleu_tokenizer_for, stutters, translate_corpus_ids  # noqa: E402
 
 
-def paired_bootstrap(old: list[str], new: list[str], references: list[list[str | None]], tokenize: str,
-                     samples: int = 1000) -> dict:
+def paired_bootstrap(
+    old: list[str], new: list[str], references: list[list[str | None]], tokenize: str, samples: int = 1000
+) -> dict:
     """p-values of BLEU and chrF for new against old (the baseline): the share of resamples in which the
     difference is not in the direction observed, as sacrebleu computes it."""
     metrics = {"BLEU": sacrebleu.BLEU(tokenize=tokenize), "chrF": sacrebleu.CHRF()}
-    _, results = PairedTest([("baseline", old), ("new", new)], metrics, references, test_type="bs",
-                            n_samples=samples)()
+    _, results = PairedTest([("baseline", old), ("new", new)], metrics, references, test_type="bs", n_samples=samples)()
     scored = [results[key] for key in results if key != "System"]  # keyed by signature name: "chrF2", not "chrF"
-    return {name.lower(): {"old": round(pair[0].score, 2), "new": round(pair[1].score, 2), "p": pair[1].p_value}
-            for name, pair in zip(metrics, scored)}
+    return {
+        name.lower(): {"old": round(pair[0].score, 2), "new": round(pair[1].score, 2), "p": pair[1].p_value}
+        for name, pair in zip(metrics, scored)
+    }
 
 
 def main(argv=None) -> None:
@@ -58,16 +60,21 @@ def main(argv=None) -> None:
             outputs[name] = ([loaded.target_tokenizer.decode(i) for i in ids], sum(map(stutters, ids)) / len(ids))
         n_refs = max(len(e.references) for e in examples)
         references = [[e.references[i] if i < len(e.references) else None for e in examples] for i in range(n_refs)]
-        row = {"split": split, "sentences": len(examples),
-               **paired_bootstrap(outputs["old"][0], outputs["new"][0], references, tokenize),
-               "stutter": {"old": round(outputs["old"][1], 4), "new": round(outputs["new"][1], 4)}}
+        row = {
+            "split": split,
+            "sentences": len(examples),
+            **paired_bootstrap(outputs["old"][0], outputs["new"][0], references, tokenize),
+            "stutter": {"old": round(outputs["old"][1], 4), "new": round(outputs["new"][1], 4)},
+        }
         print(json.dumps(row), flush=True)
         rows.append(row)
     print("\n| set | sentences | BLEU old → new (p) | chrF old → new (p) | stutter old → new |\n|---|---|---|---|---|")
     for r in rows:
         b, c, s = r["bleu"], r["chrf"], r["stutter"]
-        print(f"| {r['split']} | {r['sentences']} | {b['old']} → {b['new']} (p = {b['p']:.3f}) | "
-              f"{c['old']} → {c['new']} (p = {c['p']:.3f}) | {s['old']:.1%} → {s['new']:.1%} |")
+        print(
+            f"| {r['split']} | {r['sentences']} | {b['old']} → {b['new']} (p = {b['p']:.3f}) | "
+            f"{c['old']} → {c['new']} (p = {c['p']:.3f}) | {s['old']:.1%} → {s['new']:.1%} |"
+        )
 
 
 if __name__ == "__main__":

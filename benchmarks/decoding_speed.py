@@ -36,8 +36,10 @@ from model.tokenizer import EOS_ID  # noqa: E402
 from model.transformer import Transformer, TransformerConfig  # noqa: E402
 
 SHAPE = dict(d_model=256, n_heads=8, d_ff=1024, n_encoder_layers=6, n_decoder_layers=6)
-WORDS = ("the teacher gave every student in our small village school a new book about the history of music "
-         "and science before the long summer holiday began").split()
+WORDS = (
+    "the teacher gave every student in our small village school a new book about the history of music "
+    "and science before the long summer holiday began"
+).split()
 
 
 def our_model(vocab: int) -> Transformer:
@@ -53,11 +55,24 @@ def marian_model(vocab: int):
 
     torch.manual_seed(0)
     config = MarianConfig(
-        vocab_size=vocab, d_model=SHAPE["d_model"], encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
-        decoder_attention_heads=8, encoder_ffn_dim=SHAPE["d_ff"], decoder_ffn_dim=SHAPE["d_ff"],
-        max_position_embeddings=256, pad_token_id=0, eos_token_id=EOS_ID, decoder_start_token_id=2,
-        forced_eos_token_id=None, activation_function="relu", scale_embedding=True,
-        share_encoder_decoder_embeddings=False, attn_implementation="eager", dropout=0.0,
+        vocab_size=vocab,
+        d_model=SHAPE["d_model"],
+        encoder_layers=6,
+        decoder_layers=6,
+        encoder_attention_heads=8,
+        decoder_attention_heads=8,
+        encoder_ffn_dim=SHAPE["d_ff"],
+        decoder_ffn_dim=SHAPE["d_ff"],
+        max_position_embeddings=256,
+        pad_token_id=0,
+        eos_token_id=EOS_ID,
+        decoder_start_token_id=2,
+        forced_eos_token_id=None,
+        activation_function="relu",
+        scale_embedding=True,
+        share_encoder_decoder_embeddings=False,
+        attn_implementation="eager",
+        dropout=0.0,
     )
     return MarianMTModel(config).eval()
 
@@ -65,8 +80,15 @@ def marian_model(vocab: int):
 @torch.no_grad()
 def marian_translate(marian, ids: list[int], beam: int, steps: int):
     """Marian's generate with every attention map, to exactly `steps` output pieces."""
-    return marian.generate(torch.tensor([ids]), num_beams=beam, max_new_tokens=steps, min_new_tokens=steps,
-                           do_sample=False, output_attentions=True, return_dict_in_generate=True)
+    return marian.generate(
+        torch.tensor([ids]),
+        num_beams=beam,
+        max_new_tokens=steps,
+        min_new_tokens=steps,
+        do_sample=False,
+        output_attentions=True,
+        return_dict_in_generate=True,
+    )
 
 
 def sentence_of(tokenizer, pieces: int) -> str:
@@ -111,6 +133,7 @@ def main() -> None:
         ids = decode.encode_source(source_tok, text, ours.cfg.max_len)[0]
         steps = decode.max_output_length(ours, len(ids))
         for beam in args.beams:
+
             def run_ours():
                 decode.translate_hypotheses(ours, source_tok, target_tok, text, beam_size=beam)
 
@@ -130,8 +153,12 @@ def main() -> None:
             for _ in range(args.repeats):
                 for name, fn in runs.items():
                     times[name].append(timed(fn))
-            row = {"source_pieces": len(ids), "output_steps": steps, "beam": beam,
-                   **{f"{name}_s": round(statistics.median(t), 4) for name, t in times.items()}}
+            row = {
+                "source_pieces": len(ids),
+                "output_steps": steps,
+                "beam": beam,
+                **{f"{name}_s": round(statistics.median(t), 4) for name, t in times.items()},
+            }
             row["capture_overhead"] = round(row["ours_s"] / row["ours_no_capture_s"] - 1, 3)
             if marian is not None:
                 row["ours_over_marian"] = round(row["ours_s"] / row["marian_s"], 3)
@@ -141,13 +168,16 @@ def main() -> None:
     print("\n| source pieces | output steps | beam | ours (s) | Marian (s) | ours / Marian | capture overhead |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['source_pieces']} | {r['output_steps']} | {r['beam']} | {r['ours_s']:.3f} | "
-              f"{r.get('marian_s', float('nan')):.3f} | {r.get('ours_over_marian', float('nan')):.2f} | "
-              f"{r['capture_overhead']:+.0%} |")
+        print(
+            f"| {r['source_pieces']} | {r['output_steps']} | {r['beam']} | {r['ours_s']:.3f} | "
+            f"{r.get('marian_s', float('nan')):.3f} | {r.get('ours_over_marian', float('nan')):.2f} | "
+            f"{r['capture_overhead']:+.0%} |"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"threads": args.threads, "repeats": args.repeats, "results": results},
-                                        indent=1) + "\n")
+        args.json.write_text(
+            json.dumps({"threads": args.threads, "repeats": args.repeats, "results": results}, indent=1) + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -67,13 +67,15 @@ def time_controls(page, url: str, sentence: str) -> dict[str, float]:
     panel = page.locator("[role='tabpanel']:visible")
     times = {
         "what-if: write the alternative": idle_after(
-            page, lambda: panel.get_by_role("button", name="Write", exact=False).first.click()),
+            page, lambda: panel.get_by_role("button", name="Write", exact=False).first.click()
+        ),
         "what-if: undo": idle_after(page, lambda: page.get_by_role("button", name="Undo", exact=False).first.click()),
         "open logit lens": idle_after(page, lambda: open_view(page, "Logit lens")),
         # The query-key space is in another group: a click on the group's tab draws its first view (head
         # statistics: a dozen maps), timed on its own; then, once that page is drawn, the view's own tab.
         "open the group 'What heads do' (head statistics)": idle_after(
-            page, lambda: page.get_by_role("tab", name="What heads do", exact=True).click()),
+            page, lambda: page.get_by_role("tab", name="What heads do", exact=True).click()
+        ),
     }
     page.wait_for_timeout(2000)  # the browser draws the head statistics' maps after the run has ended
     times["open query-key space (from head statistics)"] = idle_after(page, lambda: open_view(page, "Query–key space"))

@@ -50,8 +50,17 @@ def main(argv=None) -> None:
     loaded = load_checkpoint(args.checkpoint)
     outputs = translate_corpus(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [e.source for e in test])
     rate, unknown = non_words_per_thousand(outputs, known)
-    print(json.dumps({"checkpoint": str(args.checkpoint), "sentences": len(test), "non_words_per_1000": round(rate, 1),
-                      "examples": unknown[: args.show]}, ensure_ascii=False))
+    print(
+        json.dumps(
+            {
+                "checkpoint": str(args.checkpoint),
+                "sentences": len(test),
+                "non_words_per_1000": round(rate, 1),
+                "examples": unknown[: args.show],
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 if __name__ == "__main__":

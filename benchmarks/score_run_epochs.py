@@ -42,15 +42,21 @@ def main(argv: list[str]) -> None:
     source, target = base.source_tokenizer, base.target_tokenizer
     if (run / "source.model").exists():
         source, target = Tokenizer.load(run / "source.model"), Tokenizer.load(run / "target.model")
-    same_shape = (source.vocab_size, target.vocab_size) == (base.source_tokenizer.vocab_size,
-                                                            base.target_tokenizer.vocab_size)
+    same_shape = (source.vocab_size, target.vocab_size) == (
+        base.source_tokenizer.vocab_size,
+        base.target_tokenizer.vocab_size,
+    )
     cfg = replace(base.model.cfg, src_vocab_size=source.vocab_size, tgt_vocab_size=target.vocab_size)
     model = Transformer(cfg)
     shipped = {k: v.clone() for k, v in base.model.state_dict().items() if k != "generator.weight"}  # tied
     rows = [r for r in read_must_translate() if r.language == "zh"]
     splits = load_splits(corpus)
-    sets = {"valid": splits.valid, "everyday": read_everyday("zh"), "test": splits.test, **{
-        name: examples for name, examples in splits.domains.items() if name.endswith("_valid")}}
+    sets = {
+        "valid": splits.valid,
+        "everyday": read_everyday("zh"),
+        "test": splits.test,
+        **{name: examples for name, examples in splits.domains.items() if name.endswith("_valid")},
+    }
 
     def translate(examples: list[str]) -> tuple[list[str], list[list[int]]]:
         ids = translate_corpus_ids(model, source, examples)
@@ -59,21 +65,29 @@ def main(argv: list[str]) -> None:
     for spec in specs:
         if "shipped" in spec.split("+") and not same_shape:
             raise SystemExit(f"{run} has other tokenizers than checkpoints/en-zh: 'shipped' cannot be scored with it")
-        weights = [shipped if e == "shipped" else load_file(str(run / f"epoch{int(e):03d}.safetensors"))
-                   for e in spec.split("+")]
+        weights = [
+            shipped if e == "shipped" else load_file(str(run / f"epoch{int(e):03d}.safetensors"))
+            for e in spec.split("+")
+        ]
         apply_weights(model, {k: sum(w[k].float() for w in weights) / len(weights) for k in weights[0]})
         model.eval()
         outputs, _ = translate([r.english for r in rows])
         right = [contains_in_order(o, r.words) for o, r in zip(outputs, rows)]
         line = {"weights": spec}
         for group in dict.fromkeys(r.group for r in rows):
-            line[f"must_{group}"] = f"{sum(k for k, r in zip(right, rows) if r.group == group)}/" \
-                                    f"{sum(r.group == group for r in rows)}"
+            line[f"must_{group}"] = (
+                f"{sum(k for k, r in zip(right, rows) if r.group == group)}/{sum(r.group == group for r in rows)}"
+            )
         for name, examples in sets.items():
             hyps, ids = translate([x.source for x in examples])
             scores = score(hyps, examples, "zh")
-            line.update({f"{name}_bleu": scores["bleu"], f"{name}_chrf": scores["chrf"],
-                         f"{name}_stutter": round(sum(map(stutters, ids)) / len(ids), 4)})
+            line.update(
+                {
+                    f"{name}_bleu": scores["bleu"],
+                    f"{name}_chrf": scores["chrf"],
+                    f"{name}_stutter": round(sum(map(stutters, ids)) / len(ids), 4),
+                }
+            )
         line["wrong"] = [f"{r.english} -> {o}" for r, o, k in zip(rows, outputs, right) if not k]
         print(json.dumps(line, ensure_ascii=False), flush=True)
 

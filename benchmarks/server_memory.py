@@ -22,8 +22,10 @@ sys.path.insert(0, str(ROOT))
 
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, run_streamlit, wait_until_idle  # noqa: E402
 
-WORDS = ("teacher student book city river mountain computer garden window kitchen friend brother sister morning "
-         "evening winter summer train station market coffee letter music picture doctor village").split()
+WORDS = (
+    "teacher student book city river mountain computer garden window kitchen friend brother sister morning "
+    "evening winter summer train station market coffee letter music picture doctor village"
+).split()
 
 
 def long_sentence(rng: random.Random, n_words: int) -> str:
@@ -37,8 +39,11 @@ def long_sentence(rng: random.Random, n_words: int) -> str:
 
 def server_memory_mib(pid: int) -> tuple[float, float]:
     status = Path(f"/proc/{pid}/status").read_text()
-    values = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status.splitlines()
-              if line.startswith(("VmHWM", "VmRSS"))}
+    values = {
+        line.split(":")[0]: int(line.split()[1]) / 1024
+        for line in status.splitlines()
+        if line.startswith(("VmHWM", "VmRSS"))
+    }
     return values["VmRSS"], values["VmHWM"]
 
 
@@ -68,11 +73,20 @@ def main() -> None:
             wait_until_idle(page, timeout=300_000)
         after = server_memory_mib(server.pid)
         browser.close()
-    print(json.dumps({
-        "sentences": args.sentences, "beam": args.beam, "words": args.words, "checkpoints": args.checkpoints,
-        "rss_after_first_page_mib": round(before[0]), "rss_end_mib": round(after[0]), "peak_rss_mib": round(after[1]),
-        "seconds": round(time.time() - start, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "sentences": args.sentences,
+                "beam": args.beam,
+                "words": args.words,
+                "checkpoints": args.checkpoints,
+                "rss_after_first_page_mib": round(before[0]),
+                "rss_end_mib": round(after[0]),
+                "peak_rss_mib": round(after[1]),
+                "seconds": round(time.time() - start, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

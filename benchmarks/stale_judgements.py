@@ -28,8 +28,9 @@ def main(argv=None) -> None:
     path = args.checkpoint / LABELS
     lines = path.read_text(encoding="utf-8").splitlines()
     rows = [(i, line.split("\t")) for i, line in enumerate(lines) if line.strip() and not line.startswith("#")]
-    now = greedy_with_confidence(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer,
-                                 [cols[1] for _, cols in rows])
+    now = greedy_with_confidence(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [cols[1] for _, cols in rows]
+    )
     stale = 0
     for (i, (split, english, before, judgement)), (translation, _) in zip(rows, now):
         if translation != before:

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.data import load_splits, training_pairs  # noqa: E402
+from model.tokenizer import PAD_ID  # noqa: E402
 from model.train import collate, loss_fn, make_batches, noam_rate  # noqa: E402
 from model.transformer import (  # noqa: E402
     Embeddings,
@@ -42,7 +43,6 @@ from model.transformer import (  # noqa: E402
     TransformerConfig,
     subsequent_mask,
 )
-from model.tokenizer import PAD_ID  # noqa: E402
 
 
 class TorchTransformer(nn.Module):
@@ -54,16 +54,29 @@ class TorchTransformer(nn.Module):
         self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
         self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
         warnings.filterwarnings("ignore", message="enable_nested_tensor is True")  # pre-norm: not used anyway
-        self.core = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.d_ff,
-                                   cfg.dropout, batch_first=True, norm_first=cfg.norm_first)
+        self.core = nn.Transformer(
+            cfg.d_model,
+            cfg.n_heads,
+            cfg.n_encoder_layers,
+            cfg.n_decoder_layers,
+            cfg.d_ff,
+            cfg.dropout,
+            batch_first=True,
+            norm_first=cfg.norm_first,
+        )
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
         self.generator.weight = self.tgt_embed.lookup.weight
 
     def forward(self, src, tgt_in):
         causal = ~subsequent_mask(tgt_in.size(1))[0, 0]  # True = may NOT attend, as nn.Transformer wants
-        out = self.core(self.positional(self.src_embed(src)), self.positional(self.tgt_embed(tgt_in)),
-                        tgt_mask=causal, src_key_padding_mask=src == PAD_ID, tgt_key_padding_mask=tgt_in == PAD_ID,
-                        memory_key_padding_mask=src == PAD_ID)
+        out = self.core(
+            self.positional(self.src_embed(src)),
+            self.positional(self.tgt_embed(tgt_in)),
+            tgt_mask=causal,
+            src_key_padding_mask=src == PAD_ID,
+            tgt_key_padding_mask=tgt_in == PAD_ID,
+            memory_key_padding_mask=src == PAD_ID,
+        )
         return self.generator(out)
 
 
@@ -129,8 +142,12 @@ def main() -> None:
     batches = batches_of(pairs, source, target, args.max_tokens, args.batches, seed=7)
 
     torch.manual_seed(0)
-    builders = {"ours_fp32": (lambda: Transformer(cfg), False), "ours_bf16": (lambda: Transformer(cfg), True),
-                "torch_fp32": (lambda: TorchTransformer(cfg), False), "torch_bf16": (lambda: TorchTransformer(cfg), True)}
+    builders = {
+        "ours_fp32": (lambda: Transformer(cfg), False),
+        "ours_bf16": (lambda: Transformer(cfg), True),
+        "torch_fp32": (lambda: TorchTransformer(cfg), False),
+        "torch_bf16": (lambda: TorchTransformer(cfg), True),
+    }
     best = {name: float("inf") for name in builders}
     tokens = 0
     for _ in range(args.repeats):
@@ -142,7 +159,9 @@ def main() -> None:
             best[name] = min(best[name], time.perf_counter() - start)
     speed = {name: round(tokens / seconds) for name, seconds in best.items()}
     result = {
-        "threads": args.threads, "batches": args.batches, "max_tokens": args.max_tokens,
+        "threads": args.threads,
+        "batches": args.batches,
+        "max_tokens": args.max_tokens,
         "target_tokens_per_second": speed,
         "ours_bf16_over_fp32": round(speed["ours_bf16"] / speed["ours_fp32"], 2),
         "ours_over_torch_fp32": round(speed["ours_fp32"] / speed["torch_fp32"], 2),
@@ -160,9 +179,12 @@ def main() -> None:
             model = copy.deepcopy(start_model)
             losses: list[float] = []
             train_steps(model, quality_batches, bf16, losses)
-            curves[name] = {"train_loss_every_25": [round(sum(losses[i:i + 25]) / len(losses[i:i + 25]), 3)
-                                                    for i in range(0, len(losses), 25)],
-                            "valid_loss": round(validation_loss(model, valid), 4)}
+            curves[name] = {
+                "train_loss_every_25": [
+                    round(sum(losses[i : i + 25]) / len(losses[i : i + 25]), 3) for i in range(0, len(losses), 25)
+                ],
+                "valid_loss": round(validation_loss(model, valid), 4),
+            }
         result["quality"] = {"steps": args.quality_steps, **curves}
         print(json.dumps(result["quality"]), flush=True)
     if args.json:

@@ -33,8 +33,13 @@ from .tokenizer import EOS_ID, Tokenizer
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "alignments"
 # Per-head methods: (which attention account, which row of a target word).
-HEAD_ALIGNERS = {"attention": ("attention", 0), "shifted": ("attention", 1),
-                 "norm": ("norm", 0), "norm-shifted": ("norm", 1), "value-zeroing": ("value-zeroing", 0)}
+HEAD_ALIGNERS = {
+    "attention": ("attention", 0),
+    "shifted": ("attention", 1),
+    "norm": ("norm", 0),
+    "norm-shifted": ("norm", 1),
+    "value-zeroing": ("value-zeroing", 0),
+}
 WHOLE_MODEL_ALIGNERS = ("rollout", "gradient-x-input")
 LINK = re.compile(r"^(\d+)([-?])(\d+)$")
 
@@ -123,15 +128,20 @@ class PreparedPair:
     target_overlap: np.ndarray  # (target pieces without </s>, target words)
 
 
-def prepare(pair: GoldPair, source_tokenizer: Tokenizer, target_tokenizer: Tokenizer, target_language: str,
-            max_len: int) -> PreparedPair:
+def prepare(
+    pair: GoldPair, source_tokenizer: Tokenizer, target_tokenizer: Tokenizer, target_language: str, max_len: int
+) -> PreparedPair:
     source_text, source_spans = detokenize(pair.source, "en")
     target_text, target_spans = detokenize(pair.target, target_language)
     source_ids, _, _ = encode_source(source_tokenizer, source_text, max_len)
     target_ids = target_tokenizer.encode(target_text)[: max_len - 1] + [EOS_ID]
-    return PreparedPair(pair, source_ids, target_ids,
-                        piece_word_overlap(source_tokenizer, source_text, source_spans)[: len(source_ids) - 1],
-                        piece_word_overlap(target_tokenizer, target_text, target_spans)[: len(target_ids) - 1])
+    return PreparedPair(
+        pair,
+        source_ids,
+        target_ids,
+        piece_word_overlap(source_tokenizer, source_text, source_spans)[: len(source_ids) - 1],
+        piece_word_overlap(target_tokenizer, target_text, target_spans)[: len(target_ids) - 1],
+    )
 
 
 def word_scores(piece_map: np.ndarray, pp: PreparedPair, shift: int) -> np.ndarray:
@@ -139,7 +149,7 @@ def word_scores(piece_map: np.ndarray, pp: PreparedPair, shift: int) -> np.ndarr
     a source word is the mean, over the word's pieces' rows (row t + shift for piece t), of the summed scores of
     the source word's pieces. </s> is dropped."""
     n_t = pp.target_overlap.shape[0]
-    rows = np.nan_to_num(piece_map[shift:shift + n_t, : pp.source_overlap.shape[0]].astype(np.float64))
+    rows = np.nan_to_num(piece_map[shift : shift + n_t, : pp.source_overlap.shape[0]].astype(np.float64))
     per_source_word = rows @ pp.source_overlap  # (target pieces, source words)
     counts = pp.target_overlap.sum(0)
     return (pp.target_overlap.T @ per_source_word) / np.maximum(counts, 1)[:, None]
@@ -185,8 +195,14 @@ def best_rows(rows: list[dict]) -> list[dict]:
     return [min((r for r in rows if r["method"] == m), key=lambda r: r["aer"]) for m in methods]
 
 
-def score_heads(model, source_tokenizer, target_tokenizer, target_language: str, gold: list[GoldPair],
-                whole_model: tuple[str, ...] = ()) -> AlignmentResults:
+def score_heads(
+    model,
+    source_tokenizer,
+    target_tokenizer,
+    target_language: str,
+    gold: list[GoldPair],
+    whole_model: tuple[str, ...] = (),
+) -> AlignmentResults:
     prepared = [prepare(g, source_tokenizer, target_tokenizer, target_language, model.cfg.max_len) for g in gold]
     links: dict = {}
     for pp in prepared:
@@ -205,8 +221,10 @@ def score_heads(model, source_tokenizer, target_tokenizer, target_language: str,
             steps = STEP_METHODS[method].steps(model, fp)
             key = (method, 0, "model")
             links.setdefault(key, []).append(links_from_scores(word_scores(steps.source, pp, 0), pp.target_overlap))
-    rows = [{"method": k[0], "layer": k[1], "head": k[2], "aer": round(alignment_error_rate(v, gold), 4)}
-            for k, v in links.items()]
+    rows = [
+        {"method": k[0], "layer": k[1], "head": k[2], "aer": round(alignment_error_rate(v, gold), 4)}
+        for k, v in links.items()
+    ]
     return AlignmentResults(len(gold), rows, links)
 
 
@@ -222,19 +240,27 @@ def main(argv=None):
     p.add_argument("--gold", type=Path, help="gold file (default: tests/data/alignments/en-<target>.tsv)")
     p.add_argument("--json", dest="json_out", type=Path, required=True)
     p.add_argument("--links-out", type=Path, help="write each method's best head's links as DIR/METHOD.links")
-    p.add_argument("--whole-model", nargs="*", default=list(WHOLE_MODEL_ALIGNERS), choices=WHOLE_MODEL_ALIGNERS,
-                   help="also score these whole-model attributions (predicting row)")
+    p.add_argument(
+        "--whole-model",
+        nargs="*",
+        default=list(WHOLE_MODEL_ALIGNERS),
+        choices=WHOLE_MODEL_ALIGNERS,
+        help="also score these whole-model attributions (predicting row)",
+    )
     args = p.parse_args(argv)
 
     loaded = load_checkpoint(args.checkpoint)
     language = loaded.metadata.get("target_language", "zh")
     gold_path = args.gold or gold_file_for(language)
     gold = read_gold(gold_path)
-    results = score_heads(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, language, gold,
-                          tuple(args.whole_model))
+    results = score_heads(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, language, gold, tuple(args.whole_model)
+    )
     args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps({"sentences": results.sentences, "gold": gold_path.name,
-                                         "results": results.rows}, indent=1), encoding="utf-8")
+    args.json_out.write_text(
+        json.dumps({"sentences": results.sentences, "gold": gold_path.name, "results": results.rows}, indent=1),
+        encoding="utf-8",
+    )
     methods = list(HEAD_ALIGNERS) + list(args.whole_model)
     print(f"{results.sentences} sentences of {gold_path.name}; best per method (layer, head; AER):")
     for method in methods:

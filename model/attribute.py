@@ -88,11 +88,18 @@ def forced_pass(model: Transformer, source_ids: list[int], target_ids: list[int]
     decoded = model.decode(tgt_in, encoded, opts, opts)
     as_np = lambda t: t[0].float().numpy()  # noqa: E731
     return ForcedPass(
-        list(source_ids), list(target_ids),
-        {"encoder_self": as_np(encoded.attention), "decoder_self": as_np(decoded.self_attention),
-         "cross": as_np(decoded.cross_attention)},
-        {"encoder_self": as_np(encoded.qkv["v"]), "decoder_self": as_np(decoded.self_qkv["v"]),
-         "cross": as_np(decoded.cross_qkv["v"])},
+        list(source_ids),
+        list(target_ids),
+        {
+            "encoder_self": as_np(encoded.attention),
+            "decoder_self": as_np(decoded.self_attention),
+            "cross": as_np(decoded.cross_attention),
+        },
+        {
+            "encoder_self": as_np(encoded.qkv["v"]),
+            "decoder_self": as_np(decoded.self_qkv["v"]),
+            "cross": as_np(decoded.cross_qkv["v"]),
+        },
     )
 
 
@@ -150,8 +157,9 @@ class ValueZeroing:
     name = "value-zeroing"
 
     @torch.inference_mode()
-    def head_maps(self, model: Transformer, p: ForcedPass, kinds: tuple[str, ...] = KINDS,
-                  per_head: bool = True) -> HeadMaps:
+    def head_maps(
+        self, model: Transformer, p: ForcedPass, kinds: tuple[str, ...] = KINDS, per_head: bool = True
+    ) -> HeadMaps:
         """per_head=False: only the layers' maps (every key zeroed in all heads); the head maps are then zeros."""
         passes = self._passes(model, p)
         maps, layer_maps = {}, {}
@@ -240,15 +248,18 @@ class ValueZeroing:
         def run(value_masks):
             b = 1 if value_masks is None else value_masks.size(0)
             vv = v if value_masks is None else v * value_masks[..., None]
-            out = attn(h.expand(b, -1, -1), None, mask, fixed_kv=(k.expand(b, -1, -1, -1), vv.expand(b, -1, -1, -1))).output
+            out = attn(
+                h.expand(b, -1, -1), None, mask, fixed_kv=(k.expand(b, -1, -1, -1), vv.expand(b, -1, -1, -1))
+            ).output
             if kind == "encoder_self":
                 y = layer.sublayer_attention(x.expand(b, -1, -1), out)
                 return feed_forward_sublayer(layer.sublayer_ffn, layer.feed_forward, y)[0]
             if kind == "decoder_self":
                 y = layer.sublayer_self(x.expand(b, -1, -1), out)
                 hc = layer.sublayer_cross.input(y)
-                y = layer.sublayer_cross(y, layer.cross_attention(hc, encoded.memory.expand(b, -1, -1),
-                                                                  encoded.src_mask).output)
+                y = layer.sublayer_cross(
+                    y, layer.cross_attention(hc, encoded.memory.expand(b, -1, -1), encoded.src_mask).output
+                )
             else:
                 y = layer.sublayer_cross(x.expand(b, -1, -1), out)
             return feed_forward_sublayer(layer.sublayer_ffn, layer.feed_forward, y)[0]
@@ -311,8 +322,15 @@ def _mask_future(prefix: np.ndarray) -> np.ndarray:
     return _mask_future_rows(prefix, list(range(prefix.shape[0])))
 
 
-def _log_probs_of(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor, src_emb: torch.Tensor,
-                  tgt_emb: torch.Tensor, steps: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
+def _log_probs_of(
+    model: Transformer,
+    src: torch.Tensor,
+    tgt_in: torch.Tensor,
+    src_emb: torch.Tensor,
+    tgt_emb: torch.Tensor,
+    steps: torch.Tensor,
+    pieces: torch.Tensor,
+) -> torch.Tensor:
     """Batch rows b: log p(pieces[b] | ...) at decoder position steps[b], from the given input embeddings."""
     encoded = model.encode(src, embeddings=src_emb)
     logits = model.decode(tgt_in, encoded, embeddings=tgt_emb, logits_at=steps).logits[:, 0]
@@ -347,8 +365,8 @@ class GradientTimesInput:
 
 class IntegratedGradients:
     """Baseline: every source and decoder-input embedding zero (the positional encodings stay). A midpoint sum over
-    `steps` intervals of the path (placed where the log-probability changes, see _partition), doubled until every step's completeness error is ≤ tolerance
-    (or max_steps is reached: the error is then reported as it is)."""
+    `steps` intervals of the path (placed where the log-probability changes, see _partition), doubled until every
+    step's completeness error is ≤ tolerance (or max_steps is reached: the error is then reported as it is)."""
 
     name = "integrated-gradients"
 
@@ -356,7 +374,12 @@ class IntegratedGradients:
     # 64-512 intervals (a gradient that jumps where a ReLU or a softmax switches converges slowly and not
     # monotonically) and by 0.13 % at 1,024. Only the pieces still off go that far.
     def __init__(self, steps: int = 32, max_steps: int = 1024, tolerance: float = 0.01, rows_per_batch: int = 256):
-        self.first_steps, self.max_steps, self.tolerance, self.rows_per_batch = steps, max_steps, tolerance, rows_per_batch
+        self.first_steps, self.max_steps, self.tolerance, self.rows_per_batch = (
+            steps,
+            max_steps,
+            tolerance,
+            rows_per_batch,
+        )
 
     def steps(self, model: Transformer, p: ForcedPass, only_step: int | None = None) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
@@ -364,10 +387,24 @@ class IntegratedGradients:
         pieces = torch.tensor([p.target_ids[s] for s in wanted])
         with torch.no_grad():
             b = len(wanted)
-            ends = _log_probs_of(model, src.expand(b, -1), tgt_in.expand(b, -1), src_emb.expand(b, -1, -1),
-                                 tgt_emb.expand(b, -1, -1), torch.tensor(wanted), pieces)
-            starts = _log_probs_of(model, src.expand(b, -1), tgt_in.expand(b, -1), torch.zeros_like(src_emb).expand(b, -1, -1),
-                                   torch.zeros_like(tgt_emb).expand(b, -1, -1), torch.tensor(wanted), pieces)
+            ends = _log_probs_of(
+                model,
+                src.expand(b, -1),
+                tgt_in.expand(b, -1),
+                src_emb.expand(b, -1, -1),
+                tgt_emb.expand(b, -1, -1),
+                torch.tensor(wanted),
+                pieces,
+            )
+            starts = _log_probs_of(
+                model,
+                src.expand(b, -1),
+                tgt_in.expand(b, -1),
+                torch.zeros_like(src_emb).expand(b, -1, -1),
+                torch.zeros_like(tgt_emb).expand(b, -1, -1),
+                torch.tensor(wanted),
+                pieces,
+            )
         delta = (ends - starts).numpy().astype(np.float64)
         source = np.zeros((len(wanted), src_emb.size(1)))
         prefix = np.zeros((len(wanted), tgt_emb.size(1)))
@@ -383,9 +420,14 @@ class IntegratedGradients:
             n *= 2
             if n > self.max_steps:
                 break
-        return StepAttribution(self.name, source.astype(np.float32), _mask_future_rows(prefix, wanted),
-                               error.astype(np.float32), int(used.max()), {"delta": delta, "steps": wanted,
-                                                                           "steps_per_piece": used})
+        return StepAttribution(
+            self.name,
+            source.astype(np.float32),
+            _mask_future_rows(prefix, wanted),
+            error.astype(np.float32),
+            int(used.max()),
+            {"delta": delta, "steps": wanted, "steps_per_piece": used},
+        )
 
     def _integrate(self, model, src, tgt_in, src_emb, tgt_emb, wanted, pieces, n):
         edges = self._partition(model, src, tgt_in, src_emb, tgt_emb, wanted, pieces, n, 2 * n + 1)  # (steps, n + 1)
@@ -395,15 +437,22 @@ class IntegratedGradients:
         grad_tgt = torch.zeros(len(wanted), tgt_emb.size(1), tgt_emb.size(2))
         rows = [(w, a) for w in range(len(wanted)) for a in range(n)]
         for start in range(0, len(rows), self.rows_per_batch):
-            chunk = rows[start:start + self.rows_per_batch]
+            chunk = rows[start : start + self.rows_per_batch]
             which = torch.tensor([w for w, _ in chunk])
             point = torch.tensor([a for _, a in chunk])
             scale = mids[which, point][:, None, None]
             se = (src_emb * scale).requires_grad_(True)
             te = (tgt_emb * scale).requires_grad_(True)
             with torch.enable_grad():
-                lp = _log_probs_of(model, src.expand(len(chunk), -1), tgt_in.expand(len(chunk), -1), se, te,
-                                   torch.tensor(wanted)[which], pieces[which])
+                lp = _log_probs_of(
+                    model,
+                    src.expand(len(chunk), -1),
+                    tgt_in.expand(len(chunk), -1),
+                    se,
+                    te,
+                    torch.tensor(wanted)[which],
+                    pieces[which],
+                )
                 g_src, g_tgt = torch.autograd.grad(lp.sum(), (se, te))
             weight = widths[which, point][:, None, None]
             grad_src.index_add_(0, which, g_src * weight)
@@ -423,11 +472,18 @@ class IntegratedGradients:
         values = np.zeros((len(wanted), probes))
         with torch.no_grad():
             for start in range(0, len(rows), self.rows_per_batch * 2):
-                chunk = rows[start:start + self.rows_per_batch * 2]
+                chunk = rows[start : start + self.rows_per_batch * 2]
                 which = torch.tensor([w for w, _ in chunk])
                 scale = torch.tensor(grid[[g for _, g in chunk]], dtype=torch.float32)[:, None, None]
-                lp = _log_probs_of(model, src.expand(len(chunk), -1), tgt_in.expand(len(chunk), -1),
-                                   src_emb * scale, tgt_emb * scale, torch.tensor(wanted)[which], pieces[which])
+                lp = _log_probs_of(
+                    model,
+                    src.expand(len(chunk), -1),
+                    tgt_in.expand(len(chunk), -1),
+                    src_emb * scale,
+                    tgt_emb * scale,
+                    torch.tensor(wanted)[which],
+                    pieces[which],
+                )
                 for (w, g), v in zip(chunk, lp.numpy()):
                     values[w, g] = v
         change = np.abs(np.diff(values, axis=1))  # (steps, probes - 1)
@@ -441,7 +497,7 @@ class IntegratedGradients:
 def _mask_future_rows(prefix: np.ndarray, steps: list[int]) -> np.ndarray:
     out = prefix.astype(np.float32).copy()
     for row, step in enumerate(steps):
-        out[row, step + 1:] = np.nan
+        out[row, step + 1 :] = np.nan
     return out
 
 
@@ -454,8 +510,12 @@ METHODS = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
 def from_translation(tr) -> ForcedPass:
     """The arrays a decoded Translation already holds (attention and values, recorded while it decoded; equal to
     a teacher-forced pass over its output, which a test checks), as a ForcedPass: nothing is recomputed."""
-    return ForcedPass(list(tr.source_ids), list(tr.target_ids),
-                      {kind: tr.attention(kind) for kind in KINDS}, {kind: tr.qkv[kind]["v"] for kind in KINDS})
+    return ForcedPass(
+        list(tr.source_ids),
+        list(tr.target_ids),
+        {kind: tr.attention(kind) for kind in KINDS},
+        {kind: tr.qkv[kind]["v"] for kind in KINDS},
+    )
 
 
 def method_kinds(method: str) -> tuple[str, ...]:
@@ -464,8 +524,9 @@ def method_kinds(method: str) -> tuple[str, ...]:
     return ("decoder_self", "cross") if method in SIGNED_METHODS else KINDS
 
 
-def view_map(model: Transformer, forced: ForcedPass, method: str, kind: str, layer: int, head: str,
-             computed: dict | None = None) -> np.ndarray:
+def view_map(
+    model: Transformer, forced: ForcedPass, method: str, kind: str, layer: int, head: str, computed: dict | None = None
+) -> np.ndarray:
     """The (queries, keys) map of one view (kind, 1-based layer, 1-based head or "mean") under a method, on the
     view's own axes: encoder (source x source), decoder self (decoder positions x decoder inputs), cross
     (decoder positions x source). Raw and norm: that head (or layer); norm rows as shares of their total.
@@ -500,8 +561,9 @@ def main(argv=None):
     from .checkpoint import load_checkpoint
     from .decode import translate
 
-    p = argparse.ArgumentParser(description="Attribute each output piece of a translation to the source and the "
-                                            "target prefix by one method.")
+    p = argparse.ArgumentParser(
+        description="Attribute each output piece of a translation to the source and the target prefix by one method."
+    )
     p.add_argument("--checkpoint", required=True)
     p.add_argument("sentence")
     p.add_argument("--method", choices=sorted(METHODS), default="integrated-gradients")
@@ -514,11 +576,19 @@ def main(argv=None):
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, args.sentence, need_qkv=False)
     forced = forced_pass(loaded.model, tr.source_ids, tr.target_ids)
     result = attribute_steps(loaded.model, forced, args.method, args.layer, args.head)
-    out = {"method": args.method, "source_pieces": tr.source_pieces, "target_pieces": tr.target_pieces,
-           "decoder_inputs": tr.decoder_input_pieces, "steps": []}
+    out = {
+        "method": args.method,
+        "source_pieces": tr.source_pieces,
+        "target_pieces": tr.target_pieces,
+        "decoder_inputs": tr.decoder_input_pieces,
+        "steps": [],
+    }
     for t, piece in enumerate(tr.target_pieces):
-        step = {"piece": piece, "source": [float(x) for x in result.source[t]],
-                "target_prefix": [float(x) for x in result.target_prefix[t][: t + 1]]}
+        step = {
+            "piece": piece,
+            "source": [float(x) for x in result.source[t]],
+            "target_prefix": [float(x) for x in result.target_prefix[t][: t + 1]],
+        }
         if result.completeness_error is not None:
             step["completeness_error"] = float(result.completeness_error[t])
         out["steps"].append(step)
@@ -531,8 +601,9 @@ def main(argv=None):
         print(f"completeness error: max {result.completeness_error.max():.4f} with {result.steps_used} steps")
 
 
-def attribute_steps(model: Transformer, forced: ForcedPass, method: str, layer: int | None = None,
-                    head: int | str = "mean") -> StepAttribution:
+def attribute_steps(
+    model: Transformer, forced: ForcedPass, method: str, layer: int | None = None, head: int | str = "mean"
+) -> StepAttribution:
     """Any method as per-step scores over (source, target prefix). For raw and norm attention: the cross- and
     decoder self-attention rows of one layer (1-based, default the last) and head (1-based, or "mean")."""
     if method in STEP_METHODS:

@@ -66,7 +66,7 @@ def save_checkpoint(
 
 
 def shown(path: Path) -> str:
-    """"en-zh/config.json": error messages name the checkpoint and file, never where the server keeps them."""
+    """ "en-zh/config.json": error messages name the checkpoint and file, never where the server keeps them."""
     path = Path(path)
     return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
@@ -114,7 +114,8 @@ def load_checkpoint(directory: Path | str) -> LoadedModel:
     for key, tensor in weights.items():
         if tuple(tensor.shape) != tuple(state[key].shape):
             raise CheckpointError(
-                f"{shown(directory / WEIGHTS)}: {key} has shape {tuple(tensor.shape)}, config expects {tuple(state[key].shape)}"
+                f"{shown(directory / WEIGHTS)}: {key} has shape {tuple(tensor.shape)}, "
+                f"config expects {tuple(state[key].shape)}"
             )
     apply_weights(model, weights)
     model.eval()
@@ -125,9 +126,18 @@ def load_checkpoint(directory: Path | str) -> LoadedModel:
 
 # TransformerConfig field -> (type, smallest allowed value); bools are checked apart (bool is an int in Python).
 _CONFIG_FIELDS = {
-    "src_vocab_size": (int, 5), "tgt_vocab_size": (int, 5), "d_model": (int, 1), "n_heads": (int, 1),
-    "d_ff": (int, 1), "n_encoder_layers": (int, 1), "n_decoder_layers": (int, 1), "max_len": (int, 2),
-    "pad_id": (int, 0), "bos_id": (int, 0), "eos_id": (int, 0), "dropout": (float, 0.0),
+    "src_vocab_size": (int, 5),
+    "tgt_vocab_size": (int, 5),
+    "d_model": (int, 1),
+    "n_heads": (int, 1),
+    "d_ff": (int, 1),
+    "n_encoder_layers": (int, 1),
+    "n_decoder_layers": (int, 1),
+    "max_len": (int, 2),
+    "pad_id": (int, 0),
+    "bos_id": (int, 0),
+    "eos_id": (int, 0),
+    "dropout": (float, 0.0),
 }
 _BOOL_FIELDS = ("tie_target_embeddings", "norm_first", "share_source_target_embeddings")
 # metadata keys the app reads, all strings when present
@@ -155,13 +165,17 @@ def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:
         value = model[name]
         valid_type = isinstance(value, int) if kind is int else isinstance(value, (int, float))
         if isinstance(value, bool) or not valid_type:
-            raise CheckpointError(f'{shown(path)}: "model.{name}" must be a number ({"whole" if kind is int else "decimal"}'
-                                  f"), not {json.dumps(value)[:40]}")
+            raise CheckpointError(
+                f'{shown(path)}: "model.{name}" must be a number ({"whole" if kind is int else "decimal"}'
+                f"), not {json.dumps(value)[:40]}"
+            )
         if value < smallest or (name == "dropout" and value >= 1):
             raise CheckpointError(f'{shown(path)}: "model.{name}" = {value} is out of range')
     for name in _BOOL_FIELDS:
         if name in model and not isinstance(model[name], bool):
-            raise CheckpointError(f'{shown(path)}: "model.{name}" must be true or false, not {json.dumps(model[name])[:40]}')
+            raise CheckpointError(
+                f'{shown(path)}: "model.{name}" must be true or false, not {json.dumps(model[name])[:40]}'
+            )
     try:
         cfg = TransformerConfig(**model)
     except ValueError as e:  # e.g. d_model not divisible by n_heads
@@ -171,7 +185,9 @@ def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:
         raise CheckpointError(f'{shown(path)}: "metadata" must be an object, not {json.dumps(metadata)[:40]}')
     for name in _METADATA_STRINGS:
         if name in metadata and not isinstance(metadata[name], str):
-            raise CheckpointError(f'{shown(path)}: "metadata.{name}" must be text, not {json.dumps(metadata[name])[:40]}')
+            raise CheckpointError(
+                f'{shown(path)}: "metadata.{name}" must be text, not {json.dumps(metadata[name])[:40]}'
+            )
     return cfg, metadata
 
 

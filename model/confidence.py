@@ -65,13 +65,16 @@ def load_calibration(checkpoint_dir: Path | str) -> Calibration | None:
 
 
 @torch.no_grad()
-def greedy_with_confidence(model: Transformer, source_tokenizer, target_tokenizer, sentences: list[str],
-                           batch_size: int = 64) -> list[tuple[str, float]]:
+def greedy_with_confidence(
+    model: Transformer, source_tokenizer, target_tokenizer, sentences: list[str], batch_size: int = 64
+) -> list[tuple[str, float]]:
     """(greedy translation, mean log-probability per piece) for each sentence. The probabilities come from one
     teacher-forced pass over the greedy output, which is what greedy decoding computed step by step."""
     results: list[tuple[str, float]] = []
     for start in range(0, len(sentences), batch_size):
-        sources = [encode_source(source_tokenizer, s, model.cfg.max_len)[0] for s in sentences[start:start + batch_size]]
+        sources = [
+            encode_source(source_tokenizer, s, model.cfg.max_len)[0] for s in sentences[start : start + batch_size]
+        ]
         outputs = greedy_batch(model, sources)
         tgt_in = pad_batch([[BOS_ID] + o for o in outputs])
         tgt_out = pad_batch([o + [EOS_ID] for o in outputs])
@@ -105,8 +108,9 @@ def choose_threshold(scores: list[float], bad: list[bool]) -> float:
     return best
 
 
-def calibrate(model, source_tokenizer, target_tokenizer, valid: list[Example], test: list[Example],
-              bad_chrf: float = BAD_CHRF) -> Calibration:
+def calibrate(
+    model, source_tokenizer, target_tokenizer, valid: list[Example], test: list[Example], bad_chrf: float = BAD_CHRF
+) -> Calibration:
     def judged(examples):
         out = greedy_with_confidence(model, source_tokenizer, target_tokenizer, [e.source for e in examples])
         return [s for _, s in out], [sentence_chrf(h, e) < bad_chrf for (h, _), e in zip(out, examples)]
@@ -130,6 +134,7 @@ def read_labels(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
 def calibrate_by_hand(model, source_tokenizer, target_tokenizer, labels: dict) -> Calibration:
     """The same choice as calibrate, on translations judged by hand. A label whose translation is no longer what
     the model writes (another checkpoint) is an error: judge the new translations again."""
+
     def judged(rows):
         out = greedy_with_confidence(model, source_tokenizer, target_tokenizer, [english for english, _, _ in rows])
         stale = [english for (english, translation, _), (now, _) in zip(rows, out) if translation != now]
@@ -143,15 +148,22 @@ def calibrate_by_hand(model, source_tokenizer, target_tokenizer, labels: dict) -
     return _measured(threshold, None, len(valid_scores), test_scores, test_bad)
 
 
-def _measured(threshold: float, bad_chrf: float | None, n_valid: int, test_scores: list[float],
-              test_bad: list[bool]) -> Calibration:
+def _measured(
+    threshold: float, bad_chrf: float | None, n_valid: int, test_scores: list[float], test_bad: list[bool]
+) -> Calibration:
     flagged = [s < threshold for s in test_scores]
     tp = sum(f and b for f, b in zip(flagged, test_bad))
     n_good = len(test_bad) - sum(test_bad)
     return Calibration(
-        threshold=round(threshold, 4), bad_chrf=bad_chrf, valid_sentences=n_valid, test_sentences=len(test_bad),
-        test_bad=sum(test_bad), test_flagged=sum(flagged), precision=round(tp / max(sum(flagged), 1), 3),
-        recall=round(tp / max(sum(test_bad), 1), 3), good_flagged=round((sum(flagged) - tp) / max(n_good, 1), 3),
+        threshold=round(threshold, 4),
+        bad_chrf=bad_chrf,
+        valid_sentences=n_valid,
+        test_sentences=len(test_bad),
+        test_bad=sum(test_bad),
+        test_flagged=sum(flagged),
+        precision=round(tp / max(sum(flagged), 1), 3),
+        recall=round(tp / max(sum(test_bad), 1), 3),
+        good_flagged=round((sum(flagged) - tp) / max(n_good, 1), 3),
     )
 
 
@@ -163,12 +175,14 @@ def main(argv=None):
     args = p.parse_args(argv)
     loaded = open_checkpoint(args.checkpoint)
     if (args.checkpoint / LABELS).is_file():
-        calibration = calibrate_by_hand(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer,
-                                        read_labels(args.checkpoint / LABELS))
+        calibration = calibrate_by_hand(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, read_labels(args.checkpoint / LABELS)
+        )
     else:
         splits = load_splits(corpus_of(loaded, None, args.data_dir), args.data_dir)
-        calibration = calibrate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, splits.valid,
-                                splits.test, args.bad_chrf)
+        calibration = calibrate(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, splits.valid, splits.test, args.bad_chrf
+        )
     (args.checkpoint / FILE).write_text(json.dumps(asdict(calibration), indent=2) + "\n", encoding="utf-8")
     print(json.dumps(asdict(calibration), indent=2))
 

@@ -271,8 +271,12 @@ def read_names(path: Path) -> dict[str, str]:
 
 
 def substitute_names(
-    pairs: list[tuple[str, str]], names: dict[str, str], copies: int = NAME_COPIES, seed: int = 7,
-    target_words: bool = False, latin_in_chinese: bool = False,
+    pairs: list[tuple[str, str]],
+    names: dict[str, str],
+    copies: int = NAME_COPIES,
+    seed: int = 7,
+    target_words: bool = False,
+    latin_in_chinese: bool = False,
 ) -> list[tuple[str, str]]:
     """For every pair whose English has a name of `names` as a word and whose target has its rendering
     (names[name]), `copies` new pairs with that name replaced by another on both sides. Deterministic (seeded).
@@ -389,11 +393,21 @@ def _extra_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES) -> Split
             refs = train.setdefault(en, [])
             if zh not in refs:
                 refs.append(zh)
-    words = [(en, zh) for en, zh in read_cedict_words(extra / "cedict-words.tsv") if normalise_english(en) not in held_out]
-    name_pairs = [(en, zh) for en, zh in read_pairs(extra / "cedict-names.tsv") + read_pairs(extra / "cldr-names.tsv")
-                  if normalise_english(en) not in held_out]
-    return Splits(train=[Example(s, r) for s, r in train.items()], valid=base.valid, test=base.test,
-                  lexicon=words + name_pairs, names=name_pairs)
+    words = [
+        (en, zh) for en, zh in read_cedict_words(extra / "cedict-words.tsv") if normalise_english(en) not in held_out
+    ]
+    name_pairs = [
+        (en, zh)
+        for en, zh in read_pairs(extra / "cedict-names.tsv") + read_pairs(extra / "cldr-names.tsv")
+        if normalise_english(en) not in held_out
+    ]
+    return Splits(
+        train=[Example(s, r) for s, r in train.items()],
+        valid=base.valid,
+        test=base.test,
+        lexicon=words + name_pairs,
+        names=name_pairs,
+    )
 
 
 # --- English-Chinese with machine-learning text (issue 32) ----------------------------------------------------
@@ -402,7 +416,9 @@ ML_SENTENCE_FILES = ("d2l.tsv", "tensorflow-docs.tsv", "hf-course.tsv")
 # words, so a split by sentence would test on near-copies of training pairs. Pages are drawn, in a fixed order,
 # until each split holds at least this many sentence pairs.
 ML_HELD_OUT_PAIRS = {"ml_valid": 500, "ml_test": 1000}
-_SPACE_BESIDE_CJK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]) +| +(?=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])")
+_SPACE_BESIDE_CJK = re.compile(
+    r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]) +| +(?=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])"
+)
 
 
 def chinese_without_spaces(chinese: str) -> str:
@@ -466,20 +482,26 @@ def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: 
     everyday = _extra_en_zh_splits(data_dir, name_copies)
     ml = split_ml_pages(data_dir)
     valid, test = _grouped(ml["ml_valid"]), _grouped(ml["ml_test"])
-    held_out = ({normalise_english(e.source) for e in everyday.valid + everyday.test + valid + test}
-                | protected_english())
+    held_out = {
+        normalise_english(e.source) for e in everyday.valid + everyday.test + valid + test
+    } | protected_english()
     train = [e for e in _grouped(ml["train"]) if normalise_english(e.source) not in held_out]
     extra = Path(data_dir) / "en-zh-extra"
     places = [(en, zh) for en, zh in read_pairs(extra / "cedict-places.tsv") if normalise_english(en) not in held_out]
-    terms = [(en, chinese_without_spaces(zh)) for en, zh in read_pairs(Path(data_dir) / "en-zh-ml" / "terms.tsv")
-             if normalise_english(en) not in held_out]
+    terms = [
+        (en, chinese_without_spaces(zh))
+        for en, zh in read_pairs(Path(data_dir) / "en-zh-ml" / "terms.tsv")
+        if normalise_english(en) not in held_out
+    ]
     # Everyday training pairs whose English is a held-out ML sentence leave too.
     everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
-    city_copies = substitute_names(training_pairs(everyday_train), read_places(extra / "cedict-places.tsv"),
-                                   copies=PLACE_COPIES, seed=9)
+    city_copies = substitute_names(
+        training_pairs(everyday_train), read_places(extra / "cedict-places.tsv"), copies=PLACE_COPIES, seed=9
+    )
     latin_terms = {en: zh for en, zh in terms if en == zh and re.fullmatch(r"[A-Za-z][A-Za-z0-9]+", en)}
-    term_copies = substitute_names(training_pairs(train), latin_terms, copies=LATIN_TERM_COPIES, seed=10,
-                                   latin_in_chinese=True)
+    term_copies = substitute_names(
+        training_pairs(train), latin_terms, copies=LATIN_TERM_COPIES, seed=10, latin_in_chinese=True
+    )
     copies = [e for e in _grouped(city_copies + term_copies) if normalise_english(e.source) not in held_out]
     return Splits(
         train=everyday_train + train * ml_repeat + copies,
@@ -494,7 +516,11 @@ def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: 
 
 # --- English-German for a class (issue 33) --------------------------------------------------------------------
 # Sentence files of en-de-extra and en-de-ml trained on beside deu-eng.tsv.gz.
-EXTRA_EN_DE_SENTENCE_FILES = ("en-de-extra/tatoeba-deu-eng-2020.tsv", "en-de-extra/rust-book.tsv", "en-de-ml/hf-course.tsv")
+EXTRA_EN_DE_SENTENCE_FILES = (
+    "en-de-extra/tatoeba-deu-eng-2020.tsv",
+    "en-de-extra/rust-book.tsv",
+    "en-de-ml/hf-course.tsv",
+)
 # Name-substituted copies: this many training pairs with a given name get one copy with another name (39k pairs
 # hold one, nearly all "Tom"; a copy of each would add a sixth to every epoch), and every pair with a city
 # German writes as English does (London, Boston) one copy with another such city.
@@ -532,7 +558,9 @@ def _extra_en_de_splits(data_dir: Path) -> Splits:
                 refs.append(de)
     names = [(en, de) for en, de, _ in cldr] + sorted(given.items())
     names = [(en, de) for en, de in names if normalise_english(en) not in held_out]
-    terms = [(en, de) for en, de in read_pairs(data_dir / "en-de-ml" / "terms.tsv") if normalise_english(en) not in held_out]
+    terms = [
+        (en, de) for en, de in read_pairs(data_dir / "en-de-ml" / "terms.tsv") if normalise_english(en) not in held_out
+    ]
     items = list(train.items())
     random.Random(22).shuffle(items)
     return Splits(

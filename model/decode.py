@@ -116,8 +116,12 @@ class _StepRows:
     @classmethod
     def of(cls, decoded) -> "_StepRows":
         qkv = decoded.self_qkv is not None
-        return cls(decoded.self_attention, decoded.cross_attention, decoded.self_qkv["q"] if qkv else None,
-                   decoded.cross_qkv["q"] if qkv else None)
+        return cls(
+            decoded.self_attention,
+            decoded.cross_attention,
+            decoded.self_qkv["q"] if qkv else None,
+            decoded.cross_qkv["q"] if qkv else None,
+        )
 
 
 def _assemble_record(steps: list[tuple[_StepRows, int]], cache: DecoderCache, index: int) -> dict:
@@ -135,10 +139,16 @@ def _assemble_record(steps: list[tuple[_StepRows, int]], cache: DecoderCache, in
     }
     if steps[0][0].self_q is not None:
         stack = lambda pairs, i: torch.stack([kv[i][index] for kv in pairs])  # noqa: E731  (layers, heads, n, d_k)
-        rec["decoder_self_qkv"] = {"q": torch.cat([rows.self_q[row] for rows, row in steps], dim=2),
-                                   "k": stack(cache.self_kv, 0), "v": stack(cache.self_kv, 1)}
-        rec["cross_qkv"] = {"q": torch.cat([rows.cross_q[row] for rows, row in steps], dim=2),
-                            "k": stack(cache.cross_kv, 0), "v": stack(cache.cross_kv, 1)}
+        rec["decoder_self_qkv"] = {
+            "q": torch.cat([rows.self_q[row] for rows, row in steps], dim=2),
+            "k": stack(cache.self_kv, 0),
+            "v": stack(cache.self_kv, 1),
+        }
+        rec["cross_qkv"] = {
+            "q": torch.cat([rows.cross_q[row] for rows, row in steps], dim=2),
+            "k": stack(cache.cross_kv, 0),
+            "v": stack(cache.cross_kv, 1),
+        }
     return rec
 
 
@@ -183,8 +193,9 @@ def beam_search(
     if encoded is None:
         encoded = model.encode(torch.tensor([source]), AttentionOptions(head_mask=head_mask.get("encoder_self")))
     self_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self"))
-    cross_opts = AttentionOptions(need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("cross"),
-                                  uniform=uniform_cross)
+    cross_opts = AttentionOptions(
+        need_weights=record, need_qkv=need_qkv, head_mask=head_mask.get("cross"), uniform=uniform_cross
+    )
     limit = max_len or max_output_length(model, len(source))
 
     alive = [Hypothesis([], 0.0, [], [])]
@@ -193,8 +204,9 @@ def beam_search(
 
     def keep_record(child: Hypothesis, decoded, row: int) -> None:
         if record:
-            child.record = _assemble_record(child.steps, decoded.cache, row) if incremental else \
-                _slice_record(decoded, row)
+            child.record = (
+                _assemble_record(child.steps, decoded.cache, row) if incremental else _slice_record(decoded, row)
+            )
             child.steps = []
 
     for _ in range(limit):
@@ -278,7 +290,9 @@ class Translation:
     encoder_self_attention: np.ndarray  # (layers, heads, src, src)
     decoder_self_attention: np.ndarray  # (layers, heads, tgt, tgt)
     cross_attention: np.ndarray  # (layers, heads, tgt, src)
-    qkv: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # kind -> "q"/"k"/"v" -> (layers, heads, n, d_k)
+    qkv: dict[str, dict[str, np.ndarray]] = field(
+        default_factory=dict
+    )  # kind -> "q"/"k"/"v" -> (layers, heads, n, d_k)
     method: str = "greedy"
     beam_size: int = 1
     log_prob: float = 0.0
@@ -323,7 +337,7 @@ class Translation:
 
 def _unknown_characters(pieces: list[str], ids: list[int]) -> list[str]:
     """The text of each unknown piece, which display_pieces labels "<unk:x>"."""
-    return [p[len("<unk:"):-1] for p, i in zip(pieces, ids) if i == UNK_ID and p.startswith("<unk:")]
+    return [p[len("<unk:") : -1] for p, i in zip(pieces, ids) if i == UNK_ID and p.startswith("<unk:")]
 
 
 def display_pieces(tokenizer: Tokenizer, text: str) -> tuple[list[int], list[str]]:
@@ -438,23 +452,50 @@ def translate_hypotheses(
     head_mask = head_masks_to_tensors(model, ablate)
     source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
     hypotheses = beam_search(
-        model, source[0], beam_size, length_penalty, record=True, need_qkv=need_qkv, head_mask=head_mask,
-        encoded=encoded, uniform_cross=uniform_cross, forced=forced,
+        model,
+        source[0],
+        beam_size,
+        length_penalty,
+        record=True,
+        need_qkv=need_qkv,
+        head_mask=head_mask,
+        encoded=encoded,
+        uniform_cross=uniform_cross,
+        forced=forced,
     )
     method = "greedy" if beam_size == 1 else "beam"
     encoder = _EncoderRecord.of(encoded, need_qkv)
-    translations = [_translation(text, source, target_tokenizer, h, encoder, need_qkv, method, beam_size)
-                    for h in hypotheses]
+    translations = [
+        _translation(text, source, target_tokenizer, h, encoder, need_qkv, method, beam_size) for h in hypotheses
+    ]
     for tr in translations:
         tr.forced = [[step, token] for step, token in sorted((forced or {}).items()) if step < len(tr.target_ids)]
     return translations
 
 
-def translate(model, source_tokenizer, target_tokenizer, text, beam_size=1, length_penalty=0.6, need_qkv=True,
-              ablate=None, uniform_cross=False, forced=None) -> Translation:
+def translate(
+    model,
+    source_tokenizer,
+    target_tokenizer,
+    text,
+    beam_size=1,
+    length_penalty=0.6,
+    need_qkv=True,
+    ablate=None,
+    uniform_cross=False,
+    forced=None,
+) -> Translation:
     """Translate one sentence (the best hypothesis), recording every attention map of the run that produced it."""
     return translate_hypotheses(
-        model, source_tokenizer, target_tokenizer, text, beam_size, length_penalty, need_qkv, ablate, uniform_cross,
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        text,
+        beam_size,
+        length_penalty,
+        need_qkv,
+        ablate,
+        uniform_cross,
         forced,
     )[0]
 
@@ -516,8 +557,7 @@ def teacher_force(
         tgt_in,
         encoded,
         AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self")),
-        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("cross"),
-                         uniform=uniform_cross),
+        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("cross"), uniform=uniform_cross),
     )
     log_probs = decoded.logits[0].float().log_softmax(-1)  # (tgt, vocab)
     chosen = log_probs[torch.arange(len(reference_ids)), torch.tensor(reference_ids)]
@@ -530,5 +570,15 @@ def teacher_force(
         finished=reference_ids[-1] == EOS_ID,
         record=_slice_record(decoded, 0),
     )
-    return _translation(text, source, target_tokenizer, hypothesis, _EncoderRecord.of(encoded, need_qkv), need_qkv,
-                        "teacher forcing", 1, output_pieces, truncated)
+    return _translation(
+        text,
+        source,
+        target_tokenizer,
+        hypothesis,
+        _EncoderRecord.of(encoded, need_qkv),
+        need_qkv,
+        "teacher forcing",
+        1,
+        output_pieces,
+        truncated,
+    )

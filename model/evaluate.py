@@ -93,9 +93,12 @@ def translate_corpus(
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--checkpoint", required=True, type=Path)
-    p.add_argument("--split", default="test",
-                   help="train, valid, test, everyday (our own everyday sentences, tests/data/everyday.tsv, no "
-                   "corpus needed) or a held-out set of another domain the corpus has (ml_valid, ml_test)")
+    p.add_argument(
+        "--split",
+        default="test",
+        help="train, valid, test, everyday (our own everyday sentences, tests/data/everyday.tsv, no "
+        "corpus needed) or a held-out set of another domain the corpus has (ml_valid, ml_test)",
+    )
     p.add_argument("--corpus", choices=sorted(CORPORA), help="read this corpus's split instead of the checkpoint's own")
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     p.add_argument("--beam", type=positive_int, nargs="+", default=[1], help="beam sizes to score; 1 = greedy")
@@ -119,15 +122,21 @@ def main(argv=None):
         corpus = corpus_of(loaded, args.corpus, args.data_dir)
         splits = load_splits(corpus, args.data_dir)
         if args.split not in ("train", "valid", "test", *splits.domains):
-            fail(f"{corpus} has no split {args.split!r}: train, valid, test, everyday"
-                 + "".join(f", {name}" for name in splits.domains))
+            fail(
+                f"{corpus} has no split {args.split!r}: train, valid, test, everyday"
+                + "".join(f", {name}" for name in splits.domains)
+            )
         examples = splits[args.split][: args.limit]
     tokenize = bleu_tokenizer_for(meta.get("target_language", "zh"))
     results = {}
     for beam in args.beam:
         start = time.time()
         ids = translate_corpus_ids(
-            loaded.model, loaded.source_tokenizer, [e.source for e in examples], beam, args.length_penalty,
+            loaded.model,
+            loaded.source_tokenizer,
+            [e.source for e in examples],
+            beam,
+            args.length_penalty,
             progress=True,
         )
         hyps = [loaded.target_tokenizer.decode(i) for i in ids]
@@ -140,8 +149,10 @@ def main(argv=None):
         results[name] = r
         if args.hypotheses and beam == args.beam[0]:
             args.hypotheses.write_text("\n".join(hyps) + "\n", encoding="utf-8")
-        print(f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  stutter {r['stutter_share']:.1%}  "
-              f"({r['seconds']} s)  {r['bleu_detail']}")
+        print(
+            f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  stutter {r['stutter_share']:.1%}  "
+            f"({r['seconds']} s)  {r['bleu_detail']}"
+        )
         print(f"  {r['bleu_signature']}")
     if args.output:
         args.output.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -31,8 +31,11 @@ class ExportError(ValueError):
 
 
 def _metadata(tr: Translation) -> dict:
-    plain = {f.name: getattr(tr, f.name) for f in dataclasses.fields(tr)
-             if f.name not in ATTENTION_FIELDS and f.name != "qkv"}
+    plain = {
+        f.name: getattr(tr, f.name)
+        for f in dataclasses.fields(tr)
+        if f.name not in ATTENTION_FIELDS and f.name != "qkv"
+    }
     plain["alternatives"] = [[[piece, p] for piece, p in step] for step in tr.alternatives]
     return {"format": FORMAT, "version": VERSION, **plain}
 

@@ -64,8 +64,7 @@ def word_matrix(n_pieces: int, words: list[list[int]]) -> np.ndarray:
 def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: list[list[int]]) -> np.ndarray:
     """(output pieces, words): log p(piece | full source) − log p(piece | source without that word)."""
     tgt_in = [BOS_ID] + list(target_ids[:-1])
-    variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in removed]
-                               for removed in map(set, words)]
+    variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in removed] for removed in map(set, words)]
     src = pad_batch(variants)
     tgt = torch.tensor([tgt_in] * len(variants))
     encoded = model.encode(src)
@@ -77,8 +76,10 @@ def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: 
 def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple[str, ...]) -> SentenceScores:
     words = source_words(source_pieces)
     fp = forced_pass(model, source_ids, target_ids)
-    return SentenceScores(occlusion_drops(model, source_ids, target_ids, words),
-                          method_scores(model, fp, word_matrix(len(source_ids), words), methods))
+    return SentenceScores(
+        occlusion_drops(model, source_ids, target_ids, words),
+        method_scores(model, fp, word_matrix(len(source_ids), words), methods),
+    )
 
 
 def method_scores(model, fp, to_words: np.ndarray, methods: tuple[str, ...]) -> dict[tuple[str, int], np.ndarray]:
@@ -87,8 +88,11 @@ def method_scores(model, fp, to_words: np.ndarray, methods: tuple[str, ...]) -> 
     out = {}
     for name in ("attention", "norm", "value-zeroing"):
         if name in methods:
-            maps = (HEAD_METHODS[name].head_maps(model, fp, ("cross",), per_head=False) if name == "value-zeroing"
-                    else HEAD_METHODS[name].head_maps(model, fp))
+            maps = (
+                HEAD_METHODS[name].head_maps(model, fp, ("cross",), per_head=False)
+                if name == "value-zeroing"
+                else HEAD_METHODS[name].head_maps(model, fp)
+            )
             for layer, m in enumerate(maps.layer_maps["cross"], start=1):
                 out[(name, layer)] = m.astype(np.float64) @ to_words
     for name in methods:
@@ -107,19 +111,21 @@ class StepComparison:
     ig_steps: list[int]  # which output pieces integrated gradients was computed for (it is slow)
 
     def correlations(self, step: int) -> dict[str, float]:
-        return {m: spearman(s[step], self.drops[step]) for m, s in self.scores.items()
-                if not np.isnan(s[step]).all()}
+        return {m: spearman(s[step], self.drops[step]) for m, s in self.scores.items() if not np.isnan(s[step]).all()}
 
 
-def compare_step(model, source_ids, source_pieces, target_ids, layer: int, ig_step: int | None = None) -> StepComparison:
+def compare_step(
+    model, source_ids, source_pieces, target_ids, layer: int, ig_step: int | None = None
+) -> StepComparison:
     """The current sentence under every method (raw and norm attention of one decoder layer, 1-based, heads
     together), and occlusion; integrated gradients only for ig_step."""
     fast = tuple(m for m in tuple(HEAD_METHODS) + tuple(STEP_METHODS) if m != "integrated-gradients")
     words = source_words(source_pieces)
     to_words = word_matrix(len(source_ids), words)
     fp = forced_pass(model, source_ids, target_ids)  # one pass for every method
-    scores = {name: values for (name, at), values in method_scores(model, fp, to_words, fast).items()
-              if at in (0, layer)}
+    scores = {
+        name: values for (name, at), values in method_scores(model, fp, to_words, fast).items() if at in (0, layer)
+    }
     if ig_step is not None:
         ig = STEP_METHODS["integrated-gradients"].steps(model, fp, only_step=ig_step)
         full = np.full((len(target_ids), len(words)), np.nan)
@@ -147,13 +153,22 @@ def aer_for(alignment: dict | None, method: str, layer: int) -> float | None:
         return None
     rows = alignment["results"]
     if layer:
-        return next((r["aer"] for r in rows if r["method"] == method and r["layer"] == layer and r["head"] == "mean"),
-                    None)
+        return next(
+            (r["aer"] for r in rows if r["method"] == method and r["layer"] == layer and r["head"] == "mean"), None
+        )
     return next((r["aer"] for r in rows if r["method"] == method and r["head"] == "model"), None)
 
 
-def faithfulness_table(model, source_tokenizer, target_tokenizer, sentences: list[str], methods: tuple[str, ...],
-                       slow_sentences: int, alignment: dict | None = None, progress: bool = False) -> pd.DataFrame:
+def faithfulness_table(
+    model,
+    source_tokenizer,
+    target_tokenizer,
+    sentences: list[str],
+    methods: tuple[str, ...],
+    slow_sentences: int,
+    alignment: dict | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """slow_sentences: integrated gradients only on this many of the sentences (it costs hundreds of passes)."""
     fast = tuple(m for m in methods if m != "integrated-gradients")
     scored = []
@@ -167,8 +182,15 @@ def faithfulness_table(model, source_tokenizer, target_tokenizer, sentences: lis
     rows = []
     for method, layer in keys:
         n = sum(1 for s in scored if (method, layer) in s.methods)
-        rows.append({"method": method, "layer": layer, "spearman": round(mean_correlation(scored, (method, layer)), 4),
-                     "aer": aer_for(alignment, method, layer), "sentences": n})
+        rows.append(
+            {
+                "method": method,
+                "layer": layer,
+                "spearman": round(mean_correlation(scored, (method, layer)), 4),
+                "aer": aer_for(alignment, method, layer),
+                "sentences": n,
+            }
+        )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -190,8 +212,11 @@ def main(argv=None):
     p.add_argument("--ig-sentences", type=int, default=30, help="of those, how many also get integrated gradients")
     p.add_argument("--out", type=Path, help="default: CHECKPOINT/faithfulness.csv")
     p.add_argument("--sentences-file", type=Path, help="one English sentence per line instead of the test split")
-    p.add_argument("--refresh-aer", action="store_true",
-                   help="only fill the existing table's aer column again from alignment.json (after model.align)")
+    p.add_argument(
+        "--refresh-aer",
+        action="store_true",
+        help="only fill the existing table's aer column again from alignment.json (after model.align)",
+    )
     args = p.parse_args(argv)
     if args.refresh_aer:
         out = args.out or Path(args.checkpoint) / "faithfulness.csv"
@@ -211,8 +236,16 @@ def main(argv=None):
     alignment_path = Path(args.checkpoint) / "alignment.json"
     alignment = json.loads(alignment_path.read_text()) if alignment_path.is_file() else None
     methods = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
-    table = faithfulness_table(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences, methods,
-                               args.ig_sentences, alignment, progress=True)
+    table = faithfulness_table(
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        sentences,
+        methods,
+        args.ig_sentences,
+        alignment,
+        progress=True,
+    )
     out = args.out or Path(args.checkpoint) / "faithfulness.csv"
     table.to_csv(out, index=False)
     print(table.to_string(index=False))

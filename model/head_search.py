@@ -28,14 +28,26 @@ class HeadScore:
     lift: float
 
 
-def maps_at_level(attention: np.ndarray, queries: list[str], keys: list[str], masked: np.ndarray | None,
-                  words: bool, query_language: str = "en", key_language: str = "en"):
+def maps_at_level(
+    attention: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    masked: np.ndarray | None,
+    words: bool,
+    query_language: str = "en",
+    key_language: str = "en",
+):
     """(layers, heads, queries, keys) maps at piece level, or merged into words (probe.word_level, head by
     head). -> (maps, query labels, key labels, masked or None)"""
     if not words:
         return np.asarray(attention), queries, keys, masked
-    merged = [[word_level(attention[layer, head], queries, keys, query_language, key_language, masked)
-               for head in range(attention.shape[1])] for layer in range(attention.shape[0])]
+    merged = [
+        [
+            word_level(attention[layer, head], queries, keys, query_language, key_language, masked)
+            for head in range(attention.shape[1])
+        ]
+        for layer in range(attention.shape[0])
+    ]
     _, query_words, key_words, masked_words = merged[0][0]
     maps = np.array([[m[0] for m in row] for row in merged])
     return maps, query_words, key_words, masked_words
@@ -46,8 +58,9 @@ def visible_keys(masked: np.ndarray | None, query: int, n_keys: int) -> list[int
     return [k for k in range(n_keys) if masked is None or not masked[query, k]]
 
 
-def rank_heads(maps: np.ndarray, query: int, key: int, masked: np.ndarray | None = None,
-               by: str = "weight") -> list[HeadScore]:
+def rank_heads(
+    maps: np.ndarray, query: int, key: int, masked: np.ndarray | None = None, by: str = "weight"
+) -> list[HeadScore]:
     """Every head of maps (layers, heads, queries, keys), best first by `by` ("weight" or "lift"); ties keep
     layer-then-head order."""
     if by not in SCORES:
@@ -64,8 +77,10 @@ def rank_heads(maps: np.ndarray, query: int, key: int, masked: np.ndarray | None
     score = weight if by == "weight" else lift
     order = np.argsort(-score, axis=None, kind="stable")
     n_heads = maps.shape[1]
-    return [HeadScore(int(i // n_heads) + 1, int(i % n_heads) + 1, float(weight.flat[i]), float(lift.flat[i]))
-            for i in order]
+    return [
+        HeadScore(int(i // n_heads) + 1, int(i % n_heads) + 1, float(weight.flat[i]), float(lift.flat[i]))
+        for i in order
+    ]
 
 
 # --- Two sentences: does a head follow the word that fits each one? ------------------------------------------
@@ -98,15 +113,18 @@ class Tracking:
         return ((self.x_first - self.y_first) >= TRACKING_MARGIN) & ((self.y_second - self.x_second) >= TRACKING_MARGIN)
 
 
-def referent_tracking(maps_first: np.ndarray, maps_second: np.ndarray, query: tuple[int, int],
-                      x: tuple[int, int], y: tuple[int, int]) -> Tracking:
+def referent_tracking(
+    maps_first: np.ndarray, maps_second: np.ndarray, query: tuple[int, int], x: tuple[int, int], y: tuple[int, int]
+) -> Tracking:
     """maps_*: (layers, heads, queries, keys) of each sentence; query, x, y: (position in the first, position
     in the second) of the query and of the two candidate words."""
+
     def weights(maps, which, key):
         return np.asarray(maps[:, :, query[which], key[which]], dtype=np.float64)
 
-    return Tracking(weights(maps_first, 0, x), weights(maps_first, 0, y), weights(maps_second, 1, x),
-                    weights(maps_second, 1, y))
+    return Tracking(
+        weights(maps_first, 0, x), weights(maps_first, 0, y), weights(maps_second, 1, x), weights(maps_second, 1, y)
+    )
 
 
 def same_label_position(labels_from: list[str], position: int, labels_to: list[str]) -> int | None:

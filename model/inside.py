@@ -16,8 +16,10 @@ from .tokenizer import BOS_ID
 from .transformer import AttentionOptions, Transformer
 
 # Sub-layer names in the order they run, per stack.
-SUBLAYERS = {"encoder": ("self_attention", "feed_forward"),
-             "decoder": ("self_attention", "cross_attention", "feed_forward")}
+SUBLAYERS = {
+    "encoder": ("self_attention", "feed_forward"),
+    "decoder": ("self_attention", "cross_attention", "feed_forward"),
+}
 
 
 @dataclass
@@ -48,22 +50,38 @@ def _records(trace, row: int = 0) -> list[dict[str, SublayerRecord]]:
     def numpy(t):
         return None if t is None else t[row].detach().float().numpy().copy()
 
-    return [{name: SublayerRecord(numpy(s.stream), numpy(s.update), numpy(s.norm_input), numpy(s.norm_output),
-                                  numpy(s.hidden)) for name, s in layer.items()} for layer in trace]
+    return [
+        {
+            name: SublayerRecord(
+                numpy(s.stream), numpy(s.update), numpy(s.norm_input), numpy(s.norm_output), numpy(s.hidden)
+            )
+            for name, s in layer.items()
+        }
+        for layer in trace
+    ]
 
 
 @torch.inference_mode()
-def inside_pass(model: Transformer, source_ids: list[int], target_ids: list[int],
-                uniform_cross: bool = False) -> InsidePass:
+def inside_pass(
+    model: Transformer, source_ids: list[int], target_ids: list[int], uniform_cross: bool = False
+) -> InsidePass:
     """One teacher-forced pass: the encoder on source_ids, the decoder fed <s> + target_ids[:-1] (the output
     of a translation, so each position computes what it computed while decoding)."""
     encoded = model.encode(torch.tensor([source_ids]), trace=True)
-    decoded = model.decode(torch.tensor([[BOS_ID] + list(target_ids[:-1])]), encoded,
-                           cross_options=AttentionOptions(uniform=uniform_cross), trace=True)
+    decoded = model.decode(
+        torch.tensor([[BOS_ID] + list(target_ids[:-1])]),
+        encoded,
+        cross_options=AttentionOptions(uniform=uniform_cross),
+        trace=True,
+    )
     norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
-    return InsidePass(_records(encoded.trace), _records(decoded.trace),
-                      decoded.logits[0].float().log_softmax(-1).numpy(), model.cfg.norm_first,
-                      norms[0].eps if norms else 1e-5)
+    return InsidePass(
+        _records(encoded.trace),
+        _records(decoded.trace),
+        decoded.logits[0].float().log_softmax(-1).numpy(),
+        model.cfg.norm_first,
+        norms[0].eps if norms else 1e-5,
+    )
 
 
 def standardize(x: np.ndarray, eps: float) -> np.ndarray:
@@ -101,10 +119,21 @@ def residual_rows(records: list[dict[str, SublayerRecord]], position: int, eps: 
         for name, r in sublayers.items():
             stream, update = norm(r.stream[position]), norm(r.update[position])
             z = standardize(r.norm_input[position], eps)
-            rows.append(ResidualRow(layer, name, float(stream), float(update), float(update / stream),
-                                    float(r.norm_input[position].mean()), float(r.norm_input[position].var()),
-                                    float(z.mean()), float(z.var()), float(r.norm_output[position].mean()),
-                                    float(r.norm_output[position].var())))
+            rows.append(
+                ResidualRow(
+                    layer,
+                    name,
+                    float(stream),
+                    float(update),
+                    float(update / stream),
+                    float(r.norm_input[position].mean()),
+                    float(r.norm_input[position].var()),
+                    float(z.mean()),
+                    float(z.var()),
+                    float(r.norm_output[position].mean()),
+                    float(r.norm_output[position].var()),
+                )
+            )
     return rows
 
 
@@ -112,8 +141,10 @@ def relative_updates(records: list[dict[str, SublayerRecord]]) -> dict[str, np.n
     """Sub-layer name -> (layers,) mean over positions of |update| / |stream|: how much each sub-layer changes
     the representation it reads."""
     names = records[0].keys()
-    return {name: np.array([(norm(layer[name].update) / norm(layer[name].stream)).mean() for layer in records])
-            for name in names}
+    return {
+        name: np.array([(norm(layer[name].update) / norm(layer[name].stream)).mean() for layer in records])
+        for name in names
+    }
 
 
 def relu_zero_share(records: list[dict[str, SublayerRecord]]) -> np.ndarray:
@@ -128,6 +159,7 @@ def largest_step_difference(records: list[dict[str, SublayerRecord]], sublayer: 
 
 
 # --- Logit lens: what each decoder layer would predict if it were the last -----------------------------------
+
 
 @dataclass
 class LogitLens:

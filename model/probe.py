@@ -44,13 +44,16 @@ def is_punctuation(piece: str) -> bool:
 # same sequence (self-attention). A decoder index and a source index of different lengths and word orders are not
 # comparable, so cross-attention gets none of them; and in masked self-attention key t+1 is hidden by
 # construction, so "next" is always 0 there and is not reported.
-POSITION_STATISTICS = {"encoder_self": ("distance", "same", "previous", "next"),
-                       "decoder_self": ("distance", "same", "previous"),
-                       "cross": ()}
+POSITION_STATISTICS = {
+    "encoder_self": ("distance", "same", "previous", "next"),
+    "decoder_self": ("distance", "same", "previous"),
+    "cross": (),
+}
 
 
-def head_statistics(attention: np.ndarray, key_pieces: list[str], boundary_key: int,
-                    kind: str = "encoder_self") -> dict[str, np.ndarray]:
+def head_statistics(
+    attention: np.ndarray, key_pieces: list[str], boundary_key: int, kind: str = "encoder_self"
+) -> dict[str, np.ndarray]:
     """attention (layers, heads, queries, keys) -> {statistic: (layers, heads)}.
 
     Rows whose choice is forced are left out: a query that can see a single key (decoder row 0 sees only <s>)
@@ -148,15 +151,24 @@ def name_heads(frame: pd.DataFrame, threshold: float = ROLE_THRESHOLD) -> pd.Dat
     """Label heads whose average behaviour is clear-cut: previous-token, diagonal (same position), next-token,
     boundary sink, and (cross) heads that follow the alignment or the source order. Undefined (NaN) statistics
     never name a role."""
+
     def above(row, name, limit):
         value = row.get(name, np.nan)
         return bool(value > limit) if pd.notna(value) else False
 
     labels = []
     for _, row in frame.iterrows():
-        found = [role for name, role in (("previous", "previous-token"), ("same", "diagonal"), ("next", "next-token"),
-                                         ("boundary", "boundary sink"), ("alignment_agreement", "follows the alignment"))
-                 if above(row, name, threshold)]
+        found = [
+            role
+            for name, role in (
+                ("previous", "previous-token"),
+                ("same", "diagonal"),
+                ("next", "next-token"),
+                ("boundary", "boundary sink"),
+                ("alignment_agreement", "follows the alignment"),
+            )
+            if above(row, name, threshold)
+        ]
         if above(row, "source_order", SOURCE_ORDER_THRESHOLD):
             found.append("follows the source order")
         labels.append(", ".join(found))
@@ -168,8 +180,10 @@ LOWER_IS_STRONGER = {"entropy", "distance"}
 # The columns the app reads from a checkpoint's probe results, and which of them must be numbers.
 HEAD_TABLES = {
     "head_stats.csv": (("kind", "layer", "head"), ("layer", "head")),
-    "head_ablation.csv": (("kind", "layer", "head", "bleu", "bleu_drop", "log_prob_drop"),
-                          ("layer", "head", "bleu", "bleu_drop", "log_prob_drop")),
+    "head_ablation.csv": (
+        ("kind", "layer", "head", "bleu", "bleu_drop", "log_prob_drop"),
+        ("layer", "head", "bleu", "bleu_drop", "log_prob_drop"),
+    ),
 }
 
 
@@ -215,8 +229,15 @@ def strongest_heads(frame: pd.DataFrame) -> pd.DataFrame:
             if values.empty:
                 continue
             best = group.loc[values.idxmin() if name in LOWER_IS_STRONGER else values.idxmax()]
-            rows.append({"statistic": name, "kind": kind, "layer": int(best["layer"]), "head": int(best["head"]),
-                         "value": round(float(best[name]), 3)})
+            rows.append(
+                {
+                    "statistic": name,
+                    "kind": kind,
+                    "layer": int(best["layer"]),
+                    "head": int(best["head"]),
+                    "value": round(float(best[name]), 3),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -250,8 +271,10 @@ def corpus_statistics(loaded, sentences: list[str], progress: bool = True) -> pd
         tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, need_qkv=False)
         per_sentence.append(translation_statistics(tr))
     # The mean over the sentences where a statistic is defined (a one-piece output has no decoder statistics).
-    mean = {kind: {name: _nanmean([stats[kind][name] for stats in per_sentence]) for name in d}
-            for kind, d in per_sentence[0].items()}
+    mean = {
+        kind: {name: _nanmean([stats[kind][name] for stats in per_sentence]) for name in d}
+        for kind, d in per_sentence[0].items()
+    }
     return name_heads(statistics_frame(mean))
 
 
@@ -287,12 +310,22 @@ def ablation_ranking(loaded, examples, progress: bool = True) -> pd.DataFrame:
 
     base_bleu, base_lp = evaluate(None)
     cfg = model.cfg
-    heads = [(kind, layer, head) for kind in KINDS for layer in range(cfg.n_layers(kind)) for head in range(cfg.n_heads)]
+    heads = [
+        (kind, layer, head) for kind in KINDS for layer in range(cfg.n_layers(kind)) for head in range(cfg.n_heads)
+    ]
     rows = []
     for kind, layer, head in tqdm(heads, desc="ablating heads", disable=not progress):
         bleu, lp = evaluate({kind: [(layer, head)]})
-        rows.append({"kind": kind, "layer": layer + 1, "head": head + 1, "bleu": bleu, "bleu_drop": base_bleu - bleu,
-                     "log_prob_drop": base_lp - lp})
+        rows.append(
+            {
+                "kind": kind,
+                "layer": layer + 1,
+                "head": head + 1,
+                "bleu": bleu,
+                "bleu_drop": base_bleu - bleu,
+                "log_prob_drop": base_lp - lp,
+            }
+        )
     frame = pd.DataFrame(rows).sort_values(["bleu_drop", "log_prob_drop"], ascending=False)
     frame.attrs.update(baseline_bleu=base_bleu, baseline_log_prob=base_lp)
     return frame
@@ -303,10 +336,14 @@ def main(argv=None):
     p.add_argument("--checkpoint", type=Path, required=True)
     p.add_argument("--split", default="test", choices=["train", "valid", "test"])
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
-    p.add_argument("--n", type=positive_int, default=None, help="sentences (default 500 for statistics, 200 for --ablate)")
+    p.add_argument(
+        "--n", type=positive_int, default=None, help="sentences (default 500 for statistics, 200 for --ablate)"
+    )
     p.add_argument("--corpus", choices=sorted(CORPORA), help="read this corpus's split instead of the checkpoint's own")
     p.add_argument("--ablate", action="store_true", help="rank single heads by the damage done by switching them off")
-    p.add_argument("--output", type=Path, help="CSV path (default: head_stats.csv / head_ablation.csv in the checkpoint)")
+    p.add_argument(
+        "--output", type=Path, help="CSV path (default: head_stats.csv / head_ablation.csv in the checkpoint)"
+    )
     args = p.parse_args(argv)
 
     check_output(args.output)
@@ -315,7 +352,9 @@ def main(argv=None):
     if args.ablate:
         frame = ablation_ranking(loaded, examples[: args.n or 200])
         output = args.output or args.checkpoint / "head_ablation.csv"
-        print(f"baseline BLEU {frame.attrs['baseline_bleu']}, reference log-prob {frame.attrs['baseline_log_prob']:.3f}")
+        print(
+            f"baseline BLEU {frame.attrs['baseline_bleu']}, reference log-prob {frame.attrs['baseline_log_prob']:.3f}"
+        )
         print(frame.head(10).to_string(index=False))
     else:
         frame = corpus_statistics(loaded, [e.source for e in examples[: args.n or 500]])

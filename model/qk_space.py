@@ -43,8 +43,7 @@ def read_sample_sentences(checkpoint: Path) -> list[str]:
     return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def combine(parts: list[QKSample], max_points: int | None = SAMPLE_POINTS, seed: int = 0,
-            dtype=np.float16) -> QKSample:
+def combine(parts: list[QKSample], max_points: int | None = SAMPLE_POINTS, seed: int = 0, dtype=np.float16) -> QKSample:
     """The samples of several batches as one, each kind's points drawn uniformly at random down to max_points
     (None: all of them; one draw for all heads of a kind; queries and keys drawn separately), kept in dtype: a
     whole probe set's points of 144 heads would take ~70 MB per checkpoint in float16, this ~18 MB."""
@@ -78,25 +77,29 @@ def sample_qk(loaded, sentences: list[str]) -> QKSample:
     encoded = model.encode(pad_batch(sources), options)
     decoded = model.decode(pad_batch(fed), encoded, options, options)
     # (batch, layers, heads, positions, d_k) per kind and name, and the positions of each sentence that are real
-    recorded = {"encoder_self": (encoded.qkv, [len(s) for s in sources], [len(s) for s in sources]),
-                "decoder_self": (decoded.self_qkv, [len(f) for f in fed], [len(f) for f in fed]),
-                "cross": (decoded.cross_qkv, [len(f) for f in fed], [len(s) for s in sources])}
+    recorded = {
+        "encoder_self": (encoded.qkv, [len(s) for s in sources], [len(s) for s in sources]),
+        "decoder_self": (decoded.self_qkv, [len(f) for f in fed], [len(f) for f in fed]),
+        "cross": (decoded.cross_qkv, [len(f) for f in fed], [len(s) for s in sources]),
+    }
     stacked: dict[str, dict[str, np.ndarray]] = {"q": {}, "k": {}}
     for kind, (qkv, query_lengths, key_lengths) in recorded.items():
         for name, lengths in (("q", query_lengths), ("k", key_lengths)):
-            stacked[name][kind] = torch.cat([qkv[name][i, :, :, :n] for i, n in enumerate(lengths)],
-                                            dim=2).float().numpy()  # (layers, heads, points, d_k)
+            stacked[name][kind] = (
+                torch.cat([qkv[name][i, :, :, :n] for i, n in enumerate(lengths)], dim=2).float().numpy()
+            )  # (layers, heads, points, d_k)
     return QKSample(stacked["q"], stacked["k"], len(sentences))
 
 
-def sample_qk_in_batches(loaded, sentences: list[str], lock, batch: int = 25,
-                         max_points: int = SAMPLE_POINTS) -> QKSample:
+def sample_qk_in_batches(
+    loaded, sentences: list[str], lock, batch: int = 25, max_points: int = SAMPLE_POINTS
+) -> QKSample:
     """sample_qk over batches, each inside `lock` (a context manager: the model's compute slots), so a server
     that serves a class meanwhile waits at most one batch (~0.4 s on one core) for a free slot."""
     parts = []
     for start in range(0, len(sentences), batch):
         with lock:
-            part = sample_qk(loaded, sentences[start:start + batch])
+            part = sample_qk(loaded, sentences[start : start + batch])
         parts.append(combine([part], max_points=None))  # float16 at once: the whole set is held until combined
     return combine(parts, max_points)
 
@@ -124,8 +127,13 @@ def project(q: np.ndarray, k: np.ndarray, sample_q: np.ndarray, sample_k: np.nda
     share = variance / variance.sum()
     basis = vectors[:, :2]  # (d_k, 2)
     to_2d = lambda x: np.einsum("ni,ij->nj", np.asarray(x, dtype=np.float64) - mean, basis).astype(np.float32)  # noqa: E731
-    return QKProjection(to_2d(q), to_2d(k), to_2d(sample_q), to_2d(sample_k),
-                        (float(share[0]), float(share[1] if len(share) > 1 else 0.0)))
+    return QKProjection(
+        to_2d(q),
+        to_2d(k),
+        to_2d(sample_q),
+        to_2d(sample_k),
+        (float(share[0]), float(share[1] if len(share) > 1 else 0.0)),
+    )
 
 
 def dominant_offset(weights: np.ndarray, masked: np.ndarray | None = None) -> tuple[int, float]:
@@ -151,8 +159,8 @@ def head_points(tr: Translation, kind: str, layer: int, head: int) -> tuple[np.n
 
 def main(argv=None):
     """Write a checkpoint's held-out sample: the first sentences of its probe set (the test split)."""
-    from .data import DEFAULT_DATA_DIR, load_splits
     from .cli import corpus_of, open_checkpoint
+    from .data import DEFAULT_DATA_DIR, load_splits
 
     p = argparse.ArgumentParser(description=main.__doc__)
     p.add_argument("--checkpoint", type=Path, required=True)

@@ -32,8 +32,18 @@ POSITIONAL_SHARE = 0.9
 RARE_SHARE = 0.3
 ALIGNMENT_AER = 0.5
 ALIGNMENT_HEADS = 3
-COLUMNS = ["kind", "layer", "head", "importance", "positional_offset", "positional_share", "rare_share", "aer",
-           "role", "evidence"]
+COLUMNS = [
+    "kind",
+    "layer",
+    "head",
+    "importance",
+    "positional_offset",
+    "positional_share",
+    "rare_share",
+    "aer",
+    "role",
+    "evidence",
+]
 
 
 def head_importance(model, pairs: list[tuple[list[int], list[int]]], batch_size: int = 32) -> dict[str, np.ndarray]:
@@ -43,11 +53,15 @@ def head_importance(model, pairs: list[tuple[list[int], list[int]]], batch_size:
     gates = {kind: torch.ones(cfg.n_layers(kind), cfg.n_heads, requires_grad=True) for kind in KINDS}
     total = {kind: torch.zeros(cfg.n_layers(kind), cfg.n_heads) for kind in KINDS}
     for start in range(0, len(pairs), batch_size):
-        src, tgt_in, tgt_out = collate(pairs[start:start + batch_size])
+        src, tgt_in, tgt_out = collate(pairs[start : start + batch_size])
         with torch.enable_grad():
             _, decoded = model(src, tgt_in, head_mask=gates)
-            loss = torch.nn.functional.cross_entropy(decoded.logits.reshape(-1, decoded.logits.size(-1)),
-                                                     tgt_out.reshape(-1), ignore_index=PAD_ID, reduction="sum")
+            loss = torch.nn.functional.cross_entropy(
+                decoded.logits.reshape(-1, decoded.logits.size(-1)),
+                tgt_out.reshape(-1),
+                ignore_index=PAD_ID,
+                reduction="sum",
+            )
             grads = torch.autograd.grad(loss, [gates[k] for k in KINDS])
         for kind, g in zip(KINDS, grads):
             total[kind] += g.abs()
@@ -94,13 +108,17 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
         rarity[[i for i, p in enumerate(tr.source_pieces) if p == "</s>" or not any(c.isalnum() for c in p)]] = -np.inf
         if np.isfinite(rarity).sum() >= 3:
             rare.append(rare_piece_share(tr.encoder_self_attention, rarity))
-    pairs = [(src_tok.encode(s)[: cfg.max_len - 1], tgt_tok.encode(r)[: cfg.max_len - 1])
-             for s, r in zip(sentences, references)]
+    pairs = [
+        (src_tok.encode(s)[: cfg.max_len - 1], tgt_tok.encode(r)[: cfg.max_len - 1])
+        for s, r in zip(sentences, references)
+    ]
     importance = head_importance(model, pairs)
     rare_mean = np.mean(rare, axis=0) if rare else np.zeros((cfg.n_encoder_layers, cfg.n_heads))
     # offset -> (layers, heads) share of queries, averaged over the sentences once (the decoder has no +1)
-    offset_means = {kind: {k: np.mean(v, axis=0) for k, v in by_offset.items()
-                           if v and not (kind == "decoder_self" and k == 1)} for kind, by_offset in offsets.items()}
+    offset_means = {
+        kind: {k: np.mean(v, axis=0) for k, v in by_offset.items() if v and not (kind == "decoder_self" and k == 1)}
+        for kind, by_offset in offsets.items()
+    }
     aer = {}
     if alignment:
         for r in alignment["results"]:
@@ -113,9 +131,18 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
     for kind in KINDS:
         for layer in range(cfg.n_layers(kind)):
             for head in range(cfg.n_heads):
-                row = {"kind": kind, "layer": layer + 1, "head": head + 1,
-                       "importance": float(importance[kind][layer, head]), "positional_offset": None,
-                       "positional_share": None, "rare_share": None, "aer": None, "role": "", "evidence": ""}
+                row = {
+                    "kind": kind,
+                    "layer": layer + 1,
+                    "head": head + 1,
+                    "importance": float(importance[kind][layer, head]),
+                    "positional_offset": None,
+                    "positional_share": None,
+                    "rare_share": None,
+                    "aer": None,
+                    "role": "",
+                    "evidence": "",
+                }
                 roles, evidence = [], []
                 if offset_means.get(kind):
                     shares = {k: float(m[layer, head]) for k, m in offset_means[kind].items()}

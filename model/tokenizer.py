@@ -49,11 +49,15 @@ def train_sentencepiece(
 
 # Words an extension may add as pieces: English words on the source side; on a Chinese target, the Latin-script
 # words Chinese technical text keeps (Transformer, softmax, GPU, TensorFlow.js).
-EXTENSION_WORDS = {"source": r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*", "target": r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*"}
+EXTENSION_WORDS = {
+    "source": r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*",
+    "target": r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*",
+}
 
 
-def words_cut_finely(texts, processor: "spm.SentencePieceProcessor", pattern: str, min_count: int,
-                     min_pieces: int = 3) -> list[str]:
+def words_cut_finely(
+    texts, processor: "spm.SentencePieceProcessor", pattern: str, min_count: int, min_pieces: int = 3
+) -> list[str]:
     """The words of `texts` (matched by `pattern`) seen at least min_count times that the tokenizer cuts into
     min_pieces or more pieces, most frequent first: "Transformer" is 8 pieces of the everyday Chinese tokenizer
     (T r an s f or m er), which a decoder must spell right letter by letter."""
@@ -158,8 +162,14 @@ def group_pieces_into_words(pieces: list[str], language: str = "en") -> list[lis
     words: list[list[int]] = []
     for i, piece in enumerate(pieces):
         # Punctuation is a word of its own ("▁Jerry" "." are two words, not "▁Jerry."), and so is what follows it.
-        if (not words or _is_special(piece) or piece.startswith(WORD_BOUNDARY) or _is_special(pieces[i - 1])
-                or _is_punctuation(piece) or _is_punctuation(pieces[i - 1])):
+        if (
+            not words
+            or _is_special(piece)
+            or piece.startswith(WORD_BOUNDARY)
+            or _is_special(pieces[i - 1])
+            or _is_punctuation(piece)
+            or _is_punctuation(pieces[i - 1])
+        ):
             words.append([i])
         else:
             words[-1].append(i)

@@ -30,8 +30,17 @@ from .checkpoint import apply_weights, load_checkpoint, save_checkpoint, weights
 from .data import DEFAULT_DATA_DIR, load_splits, training_pairs
 from .decode import pad_batch
 from .evaluate import bleu_tokenizer_for, score, translate_corpus
-from .tokenizer import (BOS_ID, EOS_ID, EXTENSION_WORDS, PAD_ID, WORD_BOUNDARY, Tokenizer, extend_sentencepiece,
-                        train_sentencepiece, words_cut_finely)
+from .tokenizer import (
+    BOS_ID,
+    EOS_ID,
+    EXTENSION_WORDS,
+    PAD_ID,
+    WORD_BOUNDARY,
+    Tokenizer,
+    extend_sentencepiece,
+    train_sentencepiece,
+    words_cut_finely,
+)
 from .transformer import Transformer, TransformerConfig, count_parameters
 
 LANGUAGES = {
@@ -290,10 +299,15 @@ def parse_args(argv=None):
     p.add_argument("--tgt-vocab", type=int, default=4000)
     p.add_argument("--max-len", type=int, default=128)
     p.add_argument("--average-last", type=int, default=5, help="average the weights of this many last epochs")
-    p.add_argument("--average-epochs", type=int, nargs=2, metavar=("FIRST", "LAST"),
-                   help="export the average of these epochs' weights (chosen beforehand, e.g. with "
-                   "benchmarks/score_run_epochs.py) instead of the better of the last and the last-N average; "
-                   "keep them with --average-last")
+    p.add_argument(
+        "--average-epochs",
+        type=int,
+        nargs=2,
+        metavar=("FIRST", "LAST"),
+        help="export the average of these epochs' weights (chosen beforehand, e.g. with "
+        "benchmarks/score_run_epochs.py) instead of the better of the last and the last-N average; "
+        "keep them with --average-last",
+    )
     p.add_argument("--valid-bleu-sentences", type=int, default=500, help="0 skips the per-epoch BLEU")
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (tests)")
     p.add_argument("--threads", type=int, default=None)
@@ -326,8 +340,10 @@ def bf16_is_native() -> bool:
 def main(argv=None):
     args = parse_args(argv)
     if args.bf16 and not bf16_is_native():
-        sys.exit(f"--bf16: this CPU ({torch.backends.cpu.get_cpu_capability()}) has no native bfloat16, so "
-                 "autocast would emulate it about 20x slower than float32; train without --bf16")
+        sys.exit(
+            f"--bf16: this CPU ({torch.backends.cpu.get_cpu_capability()}) has no native bfloat16, so "
+            "autocast would emulate it about 20x slower than float32; train without --bf16"
+        )
     rank, world = setup_distributed()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -388,7 +404,9 @@ def main(argv=None):
             cut = lambda tok, text: tok.encode(text)  # noqa: E731
         chosen = pairs
         if args.lexicon_per_epoch and splits.lexicon:
-            draw = random.Random(args.seed * 1000 + epoch).sample(splits.lexicon, min(args.lexicon_per_epoch, len(splits.lexicon)))
+            draw = random.Random(args.seed * 1000 + epoch).sample(
+                splits.lexicon, min(args.lexicon_per_epoch, len(splits.lexicon))
+            )
             chosen = pairs + draw
         if args.names_every_epoch:
             chosen = chosen + splits.names
@@ -426,7 +444,10 @@ def main(argv=None):
     if initial and args.new_tokenizers:
         shared = transfer_weights(initial, model, source_tok, target_tok)
         if rank == 0:
-            print(f"warm start from {args.init_from}: embedding rows copied for {shared[0]} source and {shared[1]} target pieces")
+            print(
+                f"warm start from {args.init_from}: embedding rows copied for {shared[0]} source and {shared[1]} "
+                "target pieces"
+            )
     elif initial and args.extend_vocab:
         added = extend_weights(initial, model, source_tok, target_tok)
         if rank == 0:
@@ -492,8 +513,13 @@ def main(argv=None):
         total_loss, total_tokens = (partial["loss"], partial["tokens"]) if partial else (0.0, 0)
         epoch_start = time.time() - (partial["seconds"] if partial else 0.0)
         partial, last_save = None, time.time()
-        bar = tqdm(desc=f"epoch {epoch}", disable=rank != 0 or args.no_progress, mininterval=5, initial=done,
-                   total=len(batches))
+        bar = tqdm(
+            desc=f"epoch {epoch}",
+            disable=rank != 0 or args.no_progress,
+            mininterval=5,
+            initial=done,
+            total=len(batches),
+        )
         for b, batch in enumerate(batches[done:], start=done):
             src, tgt_in, tgt_out = collate([data[i] for i in batch])
             with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=args.bf16):
@@ -510,11 +536,20 @@ def main(argv=None):
             bar.update()
             bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{schedule.get_last_lr()[0]:.2e}")
             steps_this_call += 1
-            stop = args.stop_after_steps is not None and steps_this_call >= args.stop_after_steps and b + 1 < len(batches)
+            stop = (
+                args.stop_after_steps is not None and steps_this_call >= args.stop_after_steps and b + 1 < len(batches)
+            )
             if b + 1 < len(batches) and (stop or time.time() - last_save >= args.save_every_minutes * 60):
                 if rank == 0:
-                    save_state(epoch - 1, {"batches_done": b + 1, "loss": total_loss, "tokens": total_tokens,
-                                           "seconds": time.time() - epoch_start})
+                    save_state(
+                        epoch - 1,
+                        {
+                            "batches_done": b + 1,
+                            "loss": total_loss,
+                            "tokens": total_tokens,
+                            "seconds": time.time() - epoch_start,
+                        },
+                    )
                 barrier(world)
                 last_save = time.time()
             if stop:
@@ -528,8 +563,12 @@ def main(argv=None):
                 "step": schedule.last_epoch,
                 "train_loss": round(total_loss / max(total_tokens, 1), 4),
                 **validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args),
-                **{f"{name}_{k}": v for name, examples in splits.domains.items() if name.endswith("_valid")
-                   for k, v in validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args).items()},
+                **{
+                    f"{name}_{k}": v
+                    for name, examples in splits.domains.items()
+                    if name.endswith("_valid")
+                    for k, v in validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args).items()
+                },
                 "epoch_seconds": round(time.time() - epoch_start, 1),
                 "elapsed_minutes": round((time.time() - started) / 60, 1),
             }
@@ -564,7 +603,9 @@ def validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args) 
         total_loss += loss_fn(decoded.logits, tgt_out, 0.0).item() * tokens
         total_tokens += tokens
     result = {"valid_loss": round(total_loss / total_tokens, 4)}
-    result.update({f"valid_{k}": v for k, v in validate_bleu(model, valid, source_tok, target_tok, tgt_lang, args).items()})
+    result.update(
+        {f"valid_{k}": v for k, v in validate_bleu(model, valid, source_tok, target_tok, tgt_lang, args).items()}
+    )
     return result
 
 
@@ -621,9 +662,7 @@ def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid
         "train_args": {k: str(v) for k, v in vars(args).items() if k not in ("run_dir", "export", "data_dir")},
     }
     dtype = torch.float16 if args.export_dtype == "float16" else torch.float32
-    save_checkpoint(
-        args.export, model, run.source_spm.read_bytes(), run.target_spm.read_bytes(), metadata, dtype=dtype
-    )
+    save_checkpoint(args.export, model, run.source_spm.read_bytes(), run.target_spm.read_bytes(), metadata, dtype=dtype)
     (Path(args.export) / "metrics.jsonl").write_text(run.metrics.read_text())
     print(f"exported {best_name} to {args.export} (valid BLEU {best_bleu})")
 

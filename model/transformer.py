@@ -54,8 +54,10 @@ class TransformerConfig:
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.share_source_target_embeddings and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError(f"a shared vocabulary needs src_vocab_size ({self.src_vocab_size}) = tgt_vocab_size "
-                             f"({self.tgt_vocab_size})")
+            raise ValueError(
+                f"a shared vocabulary needs src_vocab_size ({self.src_vocab_size}) = tgt_vocab_size "
+                f"({self.tgt_vocab_size})"
+            )
 
     @property
     def d_k(self) -> int:
@@ -88,7 +90,8 @@ def subsequent_mask(size: int, device=None) -> torch.Tensor:
 
 
 def sinusoidal_positional_encoding(length: int, d_model: int) -> torch.Tensor:
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)). -> (length, d_model)"""
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+    -> (length, d_model)"""
     position = torch.arange(length, dtype=torch.float64)[:, None]
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
     angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model/2)
@@ -168,7 +171,8 @@ class MultiHeadAttention(nn.Module):
     def forward(
         self,
         query: torch.Tensor,  # (batch, queries, d_model)
-        key_value: torch.Tensor,  # (batch, keys, d_model): the same tensor for self-attention, the encoder output for cross
+        # (batch, keys, d_model): the same tensor for self-attention, the encoder output for cross-attention
+        key_value: torch.Tensor,
         mask: torch.Tensor | None,  # bool, True = may attend, broadcastable to (batch, heads, queries, keys)
         need_weights: bool = False,
         need_qkv: bool = False,
@@ -325,8 +329,18 @@ class DecoderLayer(nn.Module):
         self.sublayer_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
         self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
-    def forward(self, y, memory, tgt_mask, src_mask, self_kwargs: dict, cross_kwargs: dict,
-                past_kv: tuple | None = None, memory_kv: tuple | None = None, trace: bool = False):
+    def forward(
+        self,
+        y,
+        memory,
+        tgt_mask,
+        src_mask,
+        self_kwargs: dict,
+        cross_kwargs: dict,
+        past_kv: tuple | None = None,
+        memory_kv: tuple | None = None,
+        trace: bool = False,
+    ):
         """past_kv, memory_kv: this layer's entries of a DecoderCache (incremental decoding), else None.
         -> (output, self-attention, cross-attention, {sub-layer name: SublayerTrace} if trace else None)"""
         h_self = self.sublayer_self.input(y)
@@ -339,9 +353,11 @@ class DecoderLayer(nn.Module):
         out, ffn_trace = feed_forward_sublayer(self.sublayer_ffn, self.feed_forward, y_cross)
         traced = None
         if trace:
-            traced = {"self_attention": self.sublayer_self.trace(y, h_self, self_attn.output, y_self),
-                      "cross_attention": self.sublayer_cross.trace(y_self, h_cross, cross_attn.output, y_cross),
-                      "feed_forward": ffn_trace}
+            traced = {
+                "self_attention": self.sublayer_self.trace(y, h_self, self_attn.output, y_self),
+                "cross_attention": self.sublayer_cross.trace(y_self, h_cross, cross_attn.output, y_cross),
+                "feed_forward": ffn_trace,
+            }
         return out, self_attn, cross_attn, traced
 
 
@@ -421,8 +437,14 @@ class Transformer(nn.Module):
         for emb in (self.src_embed.lookup, self.tgt_embed.lookup):
             nn.init.normal_(emb.weight, mean=0.0, std=self.cfg.d_model**-0.5)
 
-    def encode(self, src: torch.Tensor, options: AttentionOptions | None = None, positional: bool = True,
-               trace: bool = False, embeddings: torch.Tensor | None = None) -> EncoderOutput:
+    def encode(
+        self,
+        src: torch.Tensor,
+        options: AttentionOptions | None = None,
+        positional: bool = True,
+        trace: bool = False,
+        embeddings: torch.Tensor | None = None,
+    ) -> EncoderOutput:
         """src: (batch, src) ids ending in </s>, padded with pad_id. positional=False leaves the positional
         encoding out (only to show what it is for: the model was trained with it). trace=True records every
         sub-layer's residual stream, update and LayerNorm (EncoderOutput.trace). embeddings: (batch, src,
@@ -474,8 +496,15 @@ class Transformer(nn.Module):
             past_kv = cache.self_kv[i] if cache and cache.self_kv else None
             memory_kv = cache.cross_kv[i] if cache and cache.cross_kv else None
             y, self_attn, cross_attn, traced = layer(
-                y, encoded.memory, tgt_mask, encoded.src_mask, self_options.for_layer(i), cross_options.for_layer(i),
-                past_kv, memory_kv, trace,
+                y,
+                encoded.memory,
+                tgt_mask,
+                encoded.src_mask,
+                self_options.for_layer(i),
+                cross_options.for_layer(i),
+                past_kv,
+                memory_kv,
+                trace,
             )
             self_layers.append(self_attn)
             cross_layers.append(cross_attn)
@@ -486,8 +515,15 @@ class Transformer(nn.Module):
         new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers])
         if logits_at is not None:
             y = y[torch.arange(y.size(0)), logits_at][:, None]
-        return DecoderOutput(self.generator(self.decoder_norm(y)), self_weights, cross_weights, self_qkv, cross_qkv,
-                             new_cache, traces if trace else None)
+        return DecoderOutput(
+            self.generator(self.decoder_norm(y)),
+            self_weights,
+            cross_weights,
+            self_qkv,
+            cross_qkv,
+            new_cache,
+            traces if trace else None,
+        )
 
     def forward(
         self,
@@ -500,9 +536,7 @@ class Transformer(nn.Module):
         """Teacher-forced pass. head_mask maps an attention kind ("encoder_self", "decoder_self", "cross") to a
         (layers, heads) 0/1 tensor; heads set to 0 have their output zeroed before W^O."""
         head_mask = head_mask or {}
-        opts = {
-            kind: AttentionOptions(need_weights, need_qkv, head_mask.get(kind)) for kind in ATTENTION_KINDS
-        }
+        opts = {kind: AttentionOptions(need_weights, need_qkv, head_mask.get(kind)) for kind in ATTENTION_KINDS}
         encoded = self.encode(src, opts["encoder_self"])
         return encoded, self.decode(tgt_in, encoded, opts["decoder_self"], opts["cross"])
 

@@ -31,9 +31,14 @@ def main(argv=None):
     p.add_argument("--length-penalty", type=float, default=0.6)
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--attention-out", type=Path, help="one sentence: also write its attention to this .npz / .json")
-    p.add_argument("--force", action="append", default=[], metavar="STEP=PIECE",
-                   help="what-if decoding: at output step STEP (from 0) write PIECE (a piece of the target "
-                   "vocabulary, or text, which is then cut into pieces), and decode on from there; repeatable")
+    p.add_argument(
+        "--force",
+        action="append",
+        default=[],
+        metavar="STEP=PIECE",
+        help="what-if decoding: at output step STEP (from 0) write PIECE (a piece of the target "
+        "vocabulary, or text, which is then cut into pieces), and decode on from there; repeatable",
+    )
     args = p.parse_args(argv)
     choices = []
     for item in args.force:
@@ -63,8 +68,15 @@ def main(argv=None):
             forced = forced_steps(loaded.target_tokenizer, choices)
         except ValueError as e:
             p.error(str(e))
-        result = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences[0],
-                           beam_size=args.beam, length_penalty=args.length_penalty, forced=forced)
+        result = translate(
+            loaded.model,
+            loaded.source_tokenizer,
+            loaded.target_tokenizer,
+            sentences[0],
+            beam_size=args.beam,
+            length_penalty=args.length_penalty,
+            forced=forced,
+        )
         if args.attention_out:
             export.save(result, args.attention_out)
         text = result.target_text + "\n"
@@ -74,15 +86,27 @@ def main(argv=None):
             sys.stdout.write(text)
         return
     if args.attention_out:
-        result = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentences[0],
-                           beam_size=args.beam, length_penalty=args.length_penalty)
+        result = translate(
+            loaded.model,
+            loaded.source_tokenizer,
+            loaded.target_tokenizer,
+            sentences[0],
+            beam_size=args.beam,
+            length_penalty=args.length_penalty,
+        )
         export.save(result, args.attention_out)
     # Blank lines stay blank so output lines match input lines.
     todo = [i for i, s in enumerate(sentences) if s.strip()]
     outputs = [""] * len(sentences)
     translated = translate_corpus(
-        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [sentences[i].strip() for i in todo],
-        args.beam, args.length_penalty, args.batch_size, progress=args.input is not None,
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        [sentences[i].strip() for i in todo],
+        args.beam,
+        args.length_penalty,
+        args.batch_size,
+        progress=args.input is not None,
     )
     for i, t in zip(todo, translated):
         outputs[i] = t

@@ -88,8 +88,17 @@ def word_order(model: Transformer, source_tokenizer: Tokenizer, text: str, a: in
         if positional:
             output_size = float(original.memory.abs().max())
     swapped_text = source_tokenizer.decode([i for i in swapped_ids if i != EOS_ID])
-    return WordOrder(pieces, [pieces[i] for i in permutation], swapped_text, permutation, attention,
-                     swapped_attention, attention_difference, output_difference, output_size)
+    return WordOrder(
+        pieces,
+        [pieces[i] for i in permutation],
+        swapped_text,
+        permutation,
+        attention,
+        swapped_attention,
+        attention_difference,
+        output_difference,
+        output_size,
+    )
 
 
 @dataclass
@@ -119,8 +128,9 @@ def _pad_pieces(rows: list[list[str]], width: int) -> list[list[str]]:
 
 
 @torch.inference_mode()
-def padded_batch(model: Transformer, source_tokenizer: Tokenizer, target_tokenizer: Tokenizer,
-                 texts: list[str]) -> PaddedBatch:
+def padded_batch(
+    model: Transformer, source_tokenizer: Tokenizer, target_tokenizer: Tokenizer, texts: list[str]
+) -> PaddedBatch:
     """Translate texts greedily in one batch and one at a time; record the batch's attention (a teacher-forced
     pass on the batch's own outputs, the same pass that decoding ran) and compare it with each sentence alone."""
     sources = [encode_source(source_tokenizer, text, model.cfg.max_len) for text in texts]
@@ -133,16 +143,23 @@ def padded_batch(model: Transformer, source_tokenizer: Tokenizer, target_tokeniz
         options = AttentionOptions(need_weights=True)
         encoded = model.encode(pad_batch(src_rows), options)
         decoded = model.decode(pad_batch(tgt_rows), encoded, options, options)
-        return {"encoder_self": encoded.attention, "decoder_self": decoded.self_attention,
-                "cross": decoded.cross_attention}
+        return {
+            "encoder_self": encoded.attention,
+            "decoder_self": decoded.self_attention,
+            "cross": decoded.cross_attention,
+        }
 
     batch = attention_of(source_ids, decoder_inputs)
     src = pad_batch(source_ids)
     tgt = pad_batch(decoder_inputs)
     key_mask, target_key_mask = (src != PAD_ID), (tgt != PAD_ID)
     keys = {"encoder_self": key_mask, "decoder_self": target_key_mask, "cross": key_mask}
-    padding_weight = {kind: float(weights.masked_select(~keys[kind][:, None, None, None, :]).abs().max())
-                      if (~keys[kind]).any() else 0.0 for kind, weights in batch.items()}
+    padding_weight = {
+        kind: float(weights.masked_select(~keys[kind][:, None, None, None, :]).abs().max())
+        if (~keys[kind]).any()
+        else 0.0
+        for kind, weights in batch.items()
+    }
 
     difference = dict.fromkeys(batch, 0.0)
     for row, (ids, tgt_row) in enumerate(zip(source_ids, decoder_inputs)):
@@ -170,4 +187,3 @@ def padded_batch(model: Transformer, source_tokenizer: Tokenizer, target_tokeniz
         padding_weight=padding_weight,
         difference_from_alone=difference,
     )
-

@@ -18,7 +18,6 @@ from ui.common import (
 from ui.models import get_forced, get_hypotheses, get_model
 from viz.text import markdown_literal, t
 
-
 ALL = "*"  # the whole-layer column of a kind's grid
 STATE = "ablated_heads"  # session state: the heads switched off, as "kind:layer:head" (1-based)
 
@@ -69,21 +68,44 @@ def head_grids(cfg, lang: str) -> list[str]:
             st.markdown(f"**{t(KIND_TAB[kind], lang)}**")
             key = f"ablation_grid_{kind}_{version}"
             config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width="small")}
-            config.update({f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width="small")
-                           for h in range(1, n_heads + 1)})
+            config.update(
+                {f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width="small") for h in range(1, n_heads + 1)}
+            )
             grid, on, off = st.columns([6, 1, 1], vertical_alignment="center")
             with grid:
-                st.data_editor(grid_frame(kind, n_layers, n_heads, chosen), key=key, column_config=config,
-                               on_change=_edited, args=(kind, key, n_heads), width="stretch")
-            on.button(t("ablate_all", lang), key=f"ablate-all-{kind}", on_click=_set_kind,
-                      args=(kind, n_layers, n_heads, True))
-            off.button(t("ablate_none", lang), key=f"ablate-none-{kind}", on_click=_set_kind,
-                       args=(kind, n_layers, n_heads, False))
+                st.data_editor(
+                    grid_frame(kind, n_layers, n_heads, chosen),
+                    key=key,
+                    column_config=config,
+                    on_change=_edited,
+                    args=(kind, key, n_heads),
+                    width="stretch",
+                )
+            on.button(
+                t("ablate_all", lang),
+                key=f"ablate-all-{kind}",
+                on_click=_set_kind,
+                args=(kind, n_layers, n_heads, True),
+            )
+            off.button(
+                t("ablate_none", lang),
+                key=f"ablate-none-{kind}",
+                on_click=_set_kind,
+                args=(kind, n_layers, n_heads, False),
+            )
     return sorted(chosen)
 
 
-def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
-                  word_level: bool, languages: tuple[str, str]) -> None:
+def show_ablation(
+    tr: decode.Translation,
+    checkpoint: str,
+    beam: int,
+    layer: int,
+    head: str,
+    lang: str,
+    word_level: bool,
+    languages: tuple[str, str],
+) -> None:
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
     chosen = head_grids(cfg, lang)
@@ -99,7 +121,9 @@ def show_ablation(tr: decode.Translation, checkpoint: str, beam: int, layer: int
     right.markdown(f"#### {markdown_literal(ablated.target_text)}")
     # How much less likely the original translation became: teacher-force it through the ablated model.
     forced = get_forced(checkpoint, tr.source_text, reference_ids=tuple(tr.target_ids), ablated=ablated_key)
-    st.markdown(t("logprob_change", lang, before=tr.log_prob, after=forced.log_prob, delta=forced.log_prob - tr.log_prob))
+    st.markdown(
+        t("logprob_change", lang, before=tr.log_prob, after=forced.log_prob, delta=forced.log_prob - tr.log_prob)
+    )
     st.markdown(f"**{t('ablated_map', lang)}**")
     kind = kind_selector(lang, "ablation_kind")
     layer = layer_of_kind(ablated, kind, layer, lang)

@@ -15,15 +15,18 @@ from viz.tables import attention_csv, probability_text, token_table
 from viz.text import markdown_literal, t
 
 
-def show_translation(tr: decode.Translation, model_output: decode.Translation, lang: str,
-                     checkpoint: str | None = None) -> None:
+def show_translation(
+    tr: decode.Translation, model_output: decode.Translation, lang: str, checkpoint: str | None = None
+) -> None:
     """The translation in one line, so the attention map fits on the first screen of a projector; the pieces
     and the per-piece probabilities one click away. Selecting a row of the per-piece table offers that step's
     alternatives as what-if choices (the model writes the chosen piece there and decodes on)."""
     st.markdown(f"### {markdown_literal(tr.target_text)}")
     if tr.teacher_forced:
-        st.caption(f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
-                   f"{markdown_literal(model_output.target_text)}")
+        st.caption(
+            f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
+            f"{markdown_literal(model_output.target_text)}"
+        )
     # In presentation mode the details wait in the sidebar: the first screen is for the map.
     with (st.sidebar if st.session_state.get("present") else st).expander(t("details", lang)):
         left, right = st.columns(2)
@@ -33,10 +36,14 @@ def show_translation(tr: decode.Translation, model_output: decode.Translation, l
         right.code(" ".join(tr.target_pieces), language=None)
         labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
         st.caption(t("token_table_help", lang))
-        event = st.dataframe(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels),
-                             hide_index=True, width="stretch", key="piece_table",
-                             on_select="rerun" if checkpoint and not tr.teacher_forced else "ignore",
-                             selection_mode="single-row")
+        event = st.dataframe(
+            token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels),
+            hide_index=True,
+            width="stretch",
+            key="piece_table",
+            on_select="rerun" if checkpoint and not tr.teacher_forced else "ignore",
+            selection_mode="single-row",
+        )
         rows = event.selection.rows if checkpoint and not tr.teacher_forced and event else []
         if rows and rows[0] < len(tr.target_pieces):
             show_piece_alternatives(tr, rows[0], checkpoint, lang)
@@ -49,15 +56,27 @@ def show_piece_alternatives(tr: decode.Translation, step: int, checkpoint: str, 
     st.caption(t("whatif_from_table", lang, step=step, piece=markdown_literal(tr.target_pieces[step])))
     others = [(piece, p) for piece, p in tr.alternatives[step] if piece != tr.target_pieces[step]]
     for column, (i, (piece, p)) in zip(st.columns(max(len(others), 1)), enumerate(others)):
-        column.button(f"{piece} ({probability_text(p)})", key=f"table-whatif-{i}", on_click=choose_piece,
-                      args=(checkpoint, step, piece), width="stretch")
+        column.button(
+            f"{piece} ({probability_text(p)})",
+            key=f"table-whatif-{i}",
+            on_click=choose_piece,
+            args=(checkpoint, step, piece),
+            width="stretch",
+        )
 
 
 def flow_selector(container, lang: str, **kwargs) -> str:
     """Which account of the view the attention maps show: raw weights or another method (model.attribute); one
     choice for all three attention views, beside the layer and head, kept in the link (flow=)."""
-    return widgets.selectbox(container, t("flow", lang), list(attribute.METHODS), key="flow_method",
-                             format_func=lambda m: t(f"flow_{m}", lang), help=t("flow_help", lang), **kwargs)
+    return widgets.selectbox(
+        container,
+        t("flow", lang),
+        list(attribute.METHODS),
+        key="flow_method",
+        format_func=lambda m: t(f"flow_{m}", lang),
+        help=t("flow_help", lang),
+        **kwargs,
+    )
 
 
 def flow_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
@@ -72,9 +91,13 @@ def flow_map(tr: decode.Translation, kind: str, layer: int, head: str, method: s
         forced, computed = get_flow(checkpoint, tr, method)
     model = get_model(checkpoint).model
     values = attribute.view_map(model, forced, method, kind, layer, head, computed)
-    where = (t("flow_whole_model", lang) if method in attribute.STEP_METHODS and method != "rollout"
-             else t("flow_up_to_layer", lang, layer=layer) if method == "rollout"
-             else t("flow_layer_head", lang, layer=layer, head=head_name(head, lang)))
+    where = (
+        t("flow_whole_model", lang)
+        if method in attribute.STEP_METHODS and method != "rollout"
+        else t("flow_up_to_layer", lang, layer=layer)
+        if method == "rollout"
+        else t("flow_layer_head", lang, layer=layer, head=head_name(head, lang))
+    )
     title = t("flow_title", lang, kind=t(KIND_TAB[kind], lang), method=t(f"flow_{method}", lang), where=where)
     signed = method in attribute.SIGNED_METHODS
     return values, title, t(f"flow_unit_{method}", lang), signed, computed
@@ -90,16 +113,37 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
     best = min((r for r in rows if r["method"] == "attention"), key=lambda r: r["aer"], default=None)
     if mine is None or best is None:
         return
-    st.caption(t("aer_caption", lang, aer=f"{mine:.2f}", sentences=table["sentences"], best_layer=best["layer"],
-                 best_head=head_name(str(best["head"]), lang), best=f"{best['aer']:.2f}"))
+    st.caption(
+        t(
+            "aer_caption",
+            lang,
+            aer=f"{mine:.2f}",
+            sentences=table["sentences"],
+            best_layer=best["layer"],
+            best_head=head_name(str(best["head"]), lang),
+            best=f"{best['aer']:.2f}",
+        )
+    )
     if (layer, head) != (best["layer"], str(best["head"])):  # the map where a class sees an alignment, one click on
-        st.button(t("aer_show_best", lang, layer=best["layer"], head=head_name(str(best["head"]), lang)),
-                  on_click=inspect_head, args=(best["layer"], best["head"]), key="aer-show-best")
+        st.button(
+            t("aer_show_best", lang, layer=best["layer"], head=head_name(str(best["head"]), lang)),
+            on_click=inspect_head,
+            args=(best["layer"], best["head"]),
+            key="aer-show-best",
+        )
 
 
-def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
-                   languages: tuple[str, str], fetch: Callable[[], decode.Translation],
-                   checkpoint: str | None = None) -> None:
+def show_attention(
+    tr: decode.Translation,
+    kind: str,
+    layer: int,
+    head: str,
+    lang: str,
+    word_level: bool,
+    languages: tuple[str, str],
+    fetch: Callable[[], decode.Translation],
+    checkpoint: str | None = None,
+) -> None:
     """fetch: gets tr again (from the shared cache, or computed anew), for the download button to keep instead of
     tr itself: Streamlit keeps a session's download callables as long as the session, even disconnected, and a
     beam-8 translation of a long sentence holds tens of MiB. checkpoint: where tr's model is, for the other
@@ -112,22 +156,42 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
     else:
         values, title, unit, signed, computed = flow
-        fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages,
-                                                        title=title, values=values, signed=signed,
-                                                        value_label=unit)
+        fig, weights, queries, keys = attention_heatmap(
+            tr,
+            kind,
+            layer,
+            head,
+            lang,
+            word_level,
+            languages,
+            title=title,
+            values=values,
+            signed=signed,
+            value_label=unit,
+        )
     chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
     if checkpoint and kind in attribute.method_kinds("gradient-x-input"):
         st.session_state.prefetch_flows = True  # app.main starts it once the page is drawn
     if flow is not None:
         st.caption(t(f"flow_explain_{method}", lang))
         if method == "integrated-gradients":
-            st.caption(t("flow_completeness", lang, error=f"{100 * float(computed.completeness_error.max()):.2f}",
-                         steps=computed.steps_used))
+            st.caption(
+                t(
+                    "flow_completeness",
+                    lang,
+                    error=f"{100 * float(computed.completeness_error.max()):.2f}",
+                    steps=computed.steps_used,
+                )
+            )
     if kind == "cross" and method == "attention":
         show_alignment_score(checkpoint, layer, head, lang)
     if method == "attention":  # what the weights of this kind are; another account has its own caption above
-        st.caption(t({"encoder_self": "explain_encoder", "decoder_self": "explain_decoder",
-                      "cross": "explain_cross"}[kind], lang))
+        st.caption(
+            t(
+                {"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
+                lang,
+            )
+        )
     attention = tr.attention(kind)
     if head == "mean":
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
@@ -138,7 +202,7 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         t("download_csv" if method == "attention" else "download_csv_method", lang),
         lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
         file_name=f"{kind}-layer{layer}-head{head}{'' if method == 'attention' else '-' + method}"
-                  f"{'-words' if word_level else ''}.csv",
+        f"{'-words' if word_level else ''}.csv",
         mime="text/csv",
         key=f"csv-{kind}",
         on_click="ignore",
@@ -152,18 +216,27 @@ def show_attention(tr: decode.Translation, kind: str, layer: int, head: str, lan
         on_click="ignore",
         help=t("download_npz_help", lang),
     )
-    highlight = (layer - 1, int(head) - 1) if head != "mean" and (method == "attention" or method in
-                                                                  attribute.HEAD_METHODS) else None
+    highlight = (
+        (layer - 1, int(head) - 1)
+        if head != "mean" and (method == "attention" or method in attribute.HEAD_METHODS)
+        else None
+    )
     raw = method == "attention"
-    grid = models.shared_figure(tr, ("grid", kind, highlight, raw, lang), lambda: attention_viz.attention_grid(
-        attention,
-        title=t("grid_title" if raw else "grid_title_raw", lang, layers=attention.shape[0], heads=attention.shape[1]),
-        masked=attention_viz.causal_mask(attention.shape[-1]) if kind == "decoder_self" else None,
-        layer_label=t("layer", lang),
-        head_label=t("head", lang),
-        highlight=highlight,
-        query_label=t("query", lang),
-        key_label=t("key", lang),
-    ))
+    grid = models.shared_figure(
+        tr,
+        ("grid", kind, highlight, raw, lang),
+        lambda: attention_viz.attention_grid(
+            attention,
+            title=t(
+                "grid_title" if raw else "grid_title_raw", lang, layers=attention.shape[0], heads=attention.shape[1]
+            ),
+            masked=attention_viz.causal_mask(attention.shape[-1]) if kind == "decoder_self" else None,
+            layer_label=t("layer", lang),
+            head_label=t("head", lang),
+            highlight=highlight,
+            query_label=t("query", lang),
+            key_label=t("key", lang),
+        ),
+    )
     chart(grid, key=f"grid-{kind}")
     st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))

@@ -110,8 +110,13 @@ class ByteBudgetCache:
     the board): the first computes, the others wait for its result. An exception reaches every waiter and is
     not cached, so the next request tries again."""
 
-    def __init__(self, max_bytes: int, slots: ComputeSlots | None = None,
-                 on_compute: Callable[[Hashable], None] | None = None, size: Callable[[Any], int] = array_bytes):
+    def __init__(
+        self,
+        max_bytes: int,
+        slots: ComputeSlots | None = None,
+        on_compute: Callable[[Hashable], None] | None = None,
+        size: Callable[[Any], int] = array_bytes,
+    ):
         self.max_bytes = max_bytes
         self.slots = slots or ComputeSlots(1 << 16)  # no bound unless given one
         self.size = size  # the bytes a value holds

@@ -83,8 +83,11 @@ def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> l
             shown = markdown_literal if sentence else str  # a caption is markdown; a hover is escaped by viz
             out.append(t(key, lang, piece=shown(piece), p=probability, top=shown(top), top_p=top_probability))
         else:
-            out.append(t("chosen_sentence", lang, piece=markdown_literal(piece), p=probability) if sentence
-                       else f"{piece} ({probability:.3f})")
+            out.append(
+                t("chosen_sentence", lang, piece=markdown_literal(piece), p=probability)
+                if sentence
+                else f"{piece} ({probability:.3f})"
+            )
     return out
 
 
@@ -120,15 +123,19 @@ def axis_languages(kind: str, languages: tuple[str, str]) -> tuple[str, str]:
 ARROW = " → "  # "reads → writes" in a decoder row's label
 
 
-def query_labels(tr: decode.Translation, kind: str, word_level: bool = False,
-                 languages: tuple[str, str] = ("en", "zh")) -> list[str]:
+def query_labels(
+    tr: decode.Translation, kind: str, word_level: bool = False, languages: tuple[str, str] = ("en", "zh")
+) -> list[str]:
     """The label of each row of a kind's map. An encoder row is the piece it reads. A decoder row t reads piece t
     of "<s> + output" and writes output piece t, and is named by both ("<s> → 汤姆"): labelled by what it reads
     alone, an alignment would look shifted by one row. At word level a row is a word of the decoder's input,
     named by the pieces it reads and the pieces it writes."""
     queries, _ = tr.axis_pieces(kind)
-    groups = (group_pieces_into_words(queries, axis_languages(kind, languages)[0]) if word_level
-              else [[i] for i in range(len(queries))])
+    groups = (
+        group_pieces_into_words(queries, axis_languages(kind, languages)[0])
+        if word_level
+        else [[i] for i in range(len(queries))]
+    )
     if kind == "encoder_self":
         return ["".join(queries[i] for i in g) for g in groups]
     written = tr.target_pieces
@@ -140,8 +147,9 @@ def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: t
     decoder rows are named by what they read and write (query_labels)."""
     queries, keys = tr.axis_pieces(kind)
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
-    maps, _, keys, masked = head_search.maps_at_level(tr.attention(kind), queries, keys, masked, word_level,
-                                                      *axis_languages(kind, languages))
+    maps, _, keys, masked = head_search.maps_at_level(
+        tr.attention(kind), queries, keys, masked, word_level, *axis_languages(kind, languages)
+    )
     return maps, query_labels(tr, kind, word_level, languages), keys, masked
 
 
@@ -155,33 +163,51 @@ def head_option_label(item: str, lang: str) -> str:
 
 
 def kind_selector(lang: str, key: str) -> str:
-    return widgets.radio(st, t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang),
-                         horizontal=True, key=key)
+    return widgets.radio(
+        st, t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang), horizontal=True, key=key
+    )
 
 
 def query_selector(tr: decode.Translation, kind: str, lang: str, key: str, label: str = "query_token") -> int:
     queries = query_labels(tr, kind)
-    return widgets.selectbox(st, t(label, lang), list(range(len(queries))),
-                             format_func=lambda i: f"{i}: {queries[i]}", key=key)
+    return widgets.selectbox(
+        st, t(label, lang), list(range(len(queries))), format_func=lambda i: f"{i}: {queries[i]}", key=key
+    )
 
 
-def attention_heatmap(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, word_level: bool,
-                      languages: tuple[str, str], title: str | None = None, values=None, signed: bool = False,
-                      value_label: str | None = None):
+def attention_heatmap(
+    tr: decode.Translation,
+    kind: str,
+    layer: int,
+    head: str,
+    lang: str,
+    word_level: bool,
+    languages: tuple[str, str],
+    title: str | None = None,
+    values=None,
+    signed: bool = False,
+    value_label: str | None = None,
+):
     """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
     title: instead of the kind, layer and head. values: another account of the same view (queries, keys) to
     draw instead of the attention weights (model.attribute.view_map); signed: its scores have either sign."""
     present = bool(st.session_state.get("present"))
     if values is None:  # the raw weights: one figure for every session on this translation and view
-        return models.shared_figure(tr, ("heatmap", kind, layer, head, lang, word_level, languages, title, present),
-                                    lambda: _attention_heatmap(tr, kind, layer, head, lang, word_level, languages,
-                                                               title, None, signed, value_label, present))
-    return _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title, values, signed,
-                              value_label, present)
+        return models.shared_figure(
+            tr,
+            ("heatmap", kind, layer, head, lang, word_level, languages, title, present),
+            lambda: _attention_heatmap(
+                tr, kind, layer, head, lang, word_level, languages, title, None, signed, value_label, present
+            ),
+        )
+    return _attention_heatmap(
+        tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, present
+    )
 
 
-def _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label,
-                       present: bool):
+def _attention_heatmap(
+    tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, present: bool
+):
     queries, keys = tr.axis_pieces(kind)
     weights = selected_weights(tr.attention(kind), layer, head) if values is None else values
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
@@ -192,12 +218,19 @@ def _attention_heatmap(tr, kind, layer, head, lang, word_level, languages, title
     queries = query_labels(tr, kind, word_level, languages)
     query_axis, key_axis = axis_names(kind, lang)
     fig = attention_viz.attention_heatmap(
-        weights, queries, keys, query_axis, key_axis,
+        weights,
+        queries,
+        keys,
+        query_axis,
+        key_axis,
         font_scale=PRESENTATION_SCALE if present else 1.0,
         max_height=PRESENTATION_MAP_HEIGHT if present else None,
         title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
-        masked=masked, masked_label=t("masked_cell", lang),
-        predicted_tokens=predicted, predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),
-        weight_label=value_label or t("weight", lang), signed=signed,
+        masked=masked,
+        masked_label=t("masked_cell", lang),
+        predicted_tokens=predicted,
+        predicted_label=t("fed" if tr.teacher_forced else "predicts", lang),
+        weight_label=value_label or t("weight", lang),
+        signed=signed,
     )
     return fig, weights, queries, keys

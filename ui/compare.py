@@ -35,25 +35,45 @@ TRACKED_WORDS = {
 }
 STOP_WORDS = {"the", "a", "an", "is", "was", "it", "to", "of", "and", "because", "too", "did", "didn't", "n't"}
 MINIMAL_PAIRS = [
-    ("pair_coreference", "The animal didn't cross the street because it was too tired.",
-     "The animal didn't cross the street because it was too wide."),
+    (
+        "pair_coreference",
+        "The animal didn't cross the street because it was too tired.",
+        "The animal didn't cross the street because it was too wide.",
+    ),
     ("pair_word_order", "The dog chases the cat.", "The cat chases the dog."),
-    ("pair_coreference_size", "The trophy didn't fit in the suitcase because it was too big.",
-     "The trophy didn't fit in the suitcase because it was too small."),
+    (
+        "pair_coreference_size",
+        "The trophy didn't fit in the suitcase because it was too big.",
+        "The trophy didn't fit in the suitcase because it was too small.",
+    ),
     ("pair_roles", "She gave him a book.", "He gave her a book."),
 ]
 
 
-def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int, head: str, lang: str,
-                 word_level: bool, languages: tuple[str, str]) -> None:
+def show_compare(
+    tr: decode.Translation,
+    checkpoint: str,
+    beam: int,
+    layer: int,
+    head: str,
+    lang: str,
+    word_level: bool,
+    languages: tuple[str, str],
+) -> None:
     """Two sentences side by side: the same view, layer and head, one colour scale (0 to 1, as every map)."""
     second = st.session_state.second_sentence.strip()
     if not second:
         st.info(t("compare_empty", lang))
         return
     other = get_hypotheses(checkpoint, second, beam)[0]
-    st.markdown(t("compare_translations", lang, first=markdown_literal(tr.target_text),
-                  second=markdown_literal(other.target_text)))
+    st.markdown(
+        t(
+            "compare_translations",
+            lang,
+            first=markdown_literal(tr.target_text),
+            second=markdown_literal(other.target_text),
+        )
+    )
     kind = kind_selector(lang, "compare_kind")
     layer = layer_of_kind(tr, kind, layer, lang)
     left, right = st.columns(2)
@@ -66,14 +86,30 @@ def show_compare(tr: decode.Translation, checkpoint: str, beam: int, layer: int,
     (weights_a, queries_a, keys_a), (weights_b, queries_b, keys_b) = figures
     if weights_a.shape == weights_b.shape:
         query_axis, key_axis = axis_names(kind, lang)
-        chart(attention_viz.difference_heatmap(
-            weights_a - weights_b, queries_a, keys_a, queries_b, keys_b, query_axis, key_axis,
-            title=t("compare_difference_title", lang), value_label=t("compare_difference", lang),
-            masked=attention_viz.causal_mask(len(queries_a)) if kind == "decoder_self" and not word_level else None),
-            key="compare-difference")
+        chart(
+            attention_viz.difference_heatmap(
+                weights_a - weights_b,
+                queries_a,
+                keys_a,
+                queries_b,
+                keys_b,
+                query_axis,
+                key_axis,
+                title=t("compare_difference_title", lang),
+                value_label=t("compare_difference", lang),
+                masked=attention_viz.causal_mask(len(queries_a)) if kind == "decoder_self" and not word_level else None,
+            ),
+            key="compare-difference",
+        )
     else:
-        st.caption(t("compare_no_difference", lang, a=" × ".join(map(str, weights_a.shape)),
-                     b=" × ".join(map(str, weights_b.shape))))
+        st.caption(
+            t(
+                "compare_no_difference",
+                lang,
+                a=" × ".join(map(str, weights_a.shape)),
+                b=" × ".join(map(str, weights_b.shape)),
+            )
+        )
 
     show_tracking(tr, other, kind, lang, word_level, languages)
 
@@ -105,13 +141,20 @@ def default_tracked(labels: list[str], other_labels: list[str], sentences: tuple
     return shared[0], shared[1 % len(shared)], shared[2 % len(shared)]
 
 
-def show_tracking(tr: decode.Translation, other: decode.Translation, kind: str, lang: str, word_level: bool,
-                  languages: tuple[str, str]) -> None:
+def show_tracking(
+    tr: decode.Translation,
+    other: decode.Translation,
+    kind: str,
+    lang: str,
+    word_level: bool,
+    languages: tuple[str, str],
+) -> None:
     """Which heads follow the word that fits each sentence (it → animal in the first, it → street in the second)?
     Ranked by head_search.referent_tracking, which gives 0 to a head that does the same in both sentences."""
     st.markdown(f"**{t('compare_heads', lang)}**")
     (maps_a, queries_a, keys_a, masked_a), (maps_b, queries_b, keys_b, _) = (
-        every_head(translation, kind, word_level, languages) for translation in (tr, other))
+        every_head(translation, kind, word_level, languages) for translation in (tr, other)
+    )
     signature = (tr.source_text, other.source_text, kind, word_level)
     if st.session_state.get("compare_signature") == "from a link":
         st.session_state.compare_signature = signature
@@ -125,41 +168,89 @@ def show_tracking(tr: decode.Translation, other: decode.Translation, kind: str, 
             st.session_state.pop(key, None)
         st.session_state.compare_signature = signature
     # the candidate words are keys; in the encoder the query is one of the same pieces
-    start = default_tracked(queries_a if kind == "encoder_self" else keys_a, keys_b,
-                            (tr.source_text, other.source_text))
+    start = default_tracked(
+        queries_a if kind == "encoder_self" else keys_a, keys_b, (tr.source_text, other.source_text)
+    )
     q_box, x_box, y_box = st.columns(3)
-    query = widgets.selectbox(q_box, t("compare_query", lang), list(range(len(queries_a))), key="compare_query",
-                              format_func=lambda i: f"{i}: {queries_a[i]}",
-                              default=start[0] if kind == "encoder_self" else len(queries_a) - 1)
+    query = widgets.selectbox(
+        q_box,
+        t("compare_query", lang),
+        list(range(len(queries_a))),
+        key="compare_query",
+        format_func=lambda i: f"{i}: {queries_a[i]}",
+        default=start[0] if kind == "encoder_self" else len(queries_a) - 1,
+    )
     visible = head_search.visible_keys(masked_a, query, len(keys_a))
-    x = widgets.selectbox(x_box, t("compare_x", lang), visible, key="compare_x",
-                          format_func=lambda i: f"{i}: {keys_a[i]}", default=start[1])
-    y = widgets.selectbox(y_box, t("compare_y", lang), visible, key="compare_y",
-                          format_func=lambda i: f"{i}: {keys_a[i]}", default=start[2])
-    in_second = [head_search.same_label_position(queries_a, query, queries_b),
-                 head_search.same_label_position(keys_a, x, keys_b), head_search.same_label_position(keys_a, y, keys_b)]
+    x = widgets.selectbox(
+        x_box,
+        t("compare_x", lang),
+        visible,
+        key="compare_x",
+        format_func=lambda i: f"{i}: {keys_a[i]}",
+        default=start[1],
+    )
+    y = widgets.selectbox(
+        y_box,
+        t("compare_y", lang),
+        visible,
+        key="compare_y",
+        format_func=lambda i: f"{i}: {keys_a[i]}",
+        default=start[2],
+    )
+    in_second = [
+        head_search.same_label_position(queries_a, query, queries_b),
+        head_search.same_label_position(keys_a, x, keys_b),
+        head_search.same_label_position(keys_a, y, keys_b),
+    ]
     if None in in_second:
         missing = [label for label, found in zip((queries_a[query], keys_a[x], keys_a[y]), in_second) if found is None]
         st.info(t("compare_not_in_second", lang, pieces=markdown_literal(", ".join(missing))))
         return
-    tracking = head_search.referent_tracking(maps_a, maps_b, (query, in_second[0]), (x, in_second[1]),
-                                             (y, in_second[2]))
+    tracking = head_search.referent_tracking(
+        maps_a, maps_b, (query, in_second[0]), (x, in_second[1]), (y, in_second[2])
+    )
     score = tracking.score
-    chart(statistic_grid(score, t("compare_heads_title", lang, q=queries_a[query], x=keys_a[x], y=keys_a[y]),
-                         layer_label=t("layer", lang), head_label=t("head", lang), colorscale="RdBu", zmid=0.0),
-          key="compare-heads")
+    chart(
+        statistic_grid(
+            score,
+            t("compare_heads_title", lang, q=queries_a[query], x=keys_a[x], y=keys_a[y]),
+            layer_label=t("layer", lang),
+            head_label=t("head", lang),
+            colorscale="RdBu",
+            zmid=0.0,
+        ),
+        key="compare-heads",
+    )
     order = [int(i) for i in np.argsort(-score, axis=None, kind="stable")[:4]]
     best_l, best_h = divmod(order[0], score.shape[1])
-    numbers = dict(layer=best_l + 1, head=best_h + 1, score=float(score[best_l, best_h]),
-                   x=markdown_literal(keys_a[x]), y=markdown_literal(keys_a[y]),
-                   xa=tracking.x_first[best_l, best_h], ya=tracking.y_first[best_l, best_h],
-                   xb=tracking.x_second[best_l, best_h], yb=tracking.y_second[best_l, best_h])
+    numbers = dict(
+        layer=best_l + 1,
+        head=best_h + 1,
+        score=float(score[best_l, best_h]),
+        x=markdown_literal(keys_a[x]),
+        y=markdown_literal(keys_a[y]),
+        xa=tracking.x_first[best_l, best_h],
+        ya=tracking.y_first[best_l, best_h],
+        xb=tracking.x_second[best_l, best_h],
+        yb=tracking.y_second[best_l, best_h],
+    )
     n_tracking = int(tracking.tracks.sum())
-    st.caption(t("compare_tracking_found" if n_tracking else "compare_tracking_none", lang, n=n_tracking,
-                 margin=head_search.TRACKING_MARGIN, **numbers))
+    st.caption(
+        t(
+            "compare_tracking_found" if n_tracking else "compare_tracking_none",
+            lang,
+            n=n_tracking,
+            margin=head_search.TRACKING_MARGIN,
+            **numbers,
+        )
+    )
     columns = st.columns(4)
     for i, flat in enumerate(order):
-        l, h = divmod(flat, score.shape[1])
-        columns[i].button(t("compare_open", lang, layer=l + 1, head=h + 1, diff=float(score[l, h])),
-                          key=f"compare-open-{i}", on_click=open_head, args=(l + 1, h + 1, KIND_TAB[kind]))
+        layer, h = divmod(flat, score.shape[1])
+        columns[i].button(
+            t("compare_open", lang, layer=layer + 1, head=h + 1, diff=float(score[layer, h])),
+            key=f"compare-open-{i}",
+            on_click=open_head,
+            args=(layer + 1, h + 1, KIND_TAB[kind]),
+        )
     st.caption(t("compare_note", lang))

@@ -30,19 +30,33 @@ def undo_choice() -> None:
     st.session_state.trail = st.session_state.get("trail", [])[:-1]
 
 
-def show_trail(tr: decode.Translation, original: decode.Translation | None, lang: str,
-               with_undo: bool = True) -> None:
+def show_trail(tr: decode.Translation, original: decode.Translation | None, lang: str, with_undo: bool = True) -> None:
     """What the what-if choices changed: each forced step, the model's own translation beside the new one, and
     the log-probabilities of both. tr: the model's output on the trail; original: without it."""
     trail = st.session_state.get("trail", [])
     if not trail or original is None or tr.teacher_forced:
         return
     steps = t("clause_separator", lang).join(
-        t("whatif_step", lang, step=step, piece=markdown_literal(tr.target_pieces[step])
-          if step < len(tr.target_pieces) else "–") for step, _ in trail)
-    st.info(t("whatif_note", lang, steps=steps, new=markdown_literal(tr.target_text), new_lp=tr.log_prob,
-              original=markdown_literal(original.target_text), original_lp=original.log_prob,
-              delta=tr.log_prob - original.log_prob))
+        t(
+            "whatif_step",
+            lang,
+            step=step,
+            piece=markdown_literal(tr.target_pieces[step]) if step < len(tr.target_pieces) else "–",
+        )
+        for step, _ in trail
+    )
+    st.info(
+        t(
+            "whatif_note",
+            lang,
+            steps=steps,
+            new=markdown_literal(tr.target_text),
+            new_lp=tr.log_prob,
+            original=markdown_literal(original.target_text),
+            original_lp=original.log_prob,
+            delta=tr.log_prob - original.log_prob,
+        )
+    )
     if with_undo:
         st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo-top")
 
@@ -58,8 +72,13 @@ def show_decoding_steps(ctx: Context) -> None:
     decoder_inputs = tr.decoder_input_pieces
     st.markdown(t("partial_output", lang, step=step))
     st.code(" ".join(decoder_inputs[: step + 1]), language=None)
-    labels = dict(self=t("step_self", lang), cross=t("step_cross", lang), next=t("step_next", lang),
-                  weight=t("weight", lang), probability=t("probability", lang))
+    labels = dict(
+        self=t("step_self", lang),
+        cross=t("step_cross", lang),
+        next=t("step_next", lang),
+        weight=t("weight", lang),
+        probability=t("probability", lang),
+    )
     fig = decoding_step_figure(
         step,
         selected_weights(tr.decoder_self_attention, layer, head)[step],
@@ -91,12 +110,21 @@ def show_what_if(ctx: Context, step: int) -> None:
     # other choice that says something (not what it wrote already, not a bare word-start "▁" or </s>).
     written = tr.target_pieces[step]
     worth = [i for i, p in enumerate(options) if p != written and p.strip("\u2581") and not p.startswith("<")]
-    chosen = pick.selectbox(t("whatif_pick", lang), options, index=worth[0] if worth else 0, key=f"whatif_pick_{step}",
-                            format_func=lambda p: f"{p} ({probability_text(probability[p])})")
+    chosen = pick.selectbox(
+        t("whatif_pick", lang),
+        options,
+        index=worth[0] if worth else 0,
+        key=f"whatif_pick_{step}",
+        format_func=lambda p: f"{p} ({probability_text(probability[p])})",
+    )
     text = typed.text_input(t("whatif_type", lang), key="whatif_typed", help=t("whatif_type_help", lang))
     piece = text.strip() or chosen
-    st.button(t("whatif_go", lang, step=step, piece=piece), on_click=choose_piece,  # its own row: never cut
-              args=(ctx.checkpoint, step, piece), key="whatif-go")
+    st.button(
+        t("whatif_go", lang, step=step, piece=piece),
+        on_click=choose_piece,  # its own row: never cut
+        args=(ctx.checkpoint, step, piece),
+        key="whatif-go",
+    )
     error = st.session_state.pop("whatif_error", None)
     if error:
         st.warning(t("whatif_unwritable", lang, piece=markdown_literal(error)))

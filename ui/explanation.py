@@ -29,25 +29,42 @@ def show_explanation(ctx: Context) -> None:
     tr, lang = ctx.tr, ctx.lang
     layer = min(ctx.layer, ctx.cfg.n_decoder_layers)
     labels = query_labels(tr, "cross")
-    step = widgets.selectbox(st, t("explain_step", lang), list(range(len(tr.target_pieces))), key="explain_step",
-                             format_func=lambda i: f"{i}: {labels[i]}")
+    step = widgets.selectbox(
+        st,
+        t("explain_step", lang),
+        list(range(len(tr.target_pieces))),
+        key="explain_step",
+        format_func=lambda i: f"{i}: {labels[i]}",
+    )
     with_ig = st.checkbox(t("explain_with_ig", lang), key="explain_ig")
     with st.spinner(t("flow_computing", lang, method=t("explain_all_methods", lang))):
         comparison = get_comparison(ctx.checkpoint, tr, layer, step if with_ig else None)
     methods = [m for m in ORDER if m in comparison.scores]
     rows = [comparison.drops[step]] + [comparison.scores[m][step] for m in methods]
-    names = [t("explain_occlusion", lang)] + [method_label(m, layer if m in LAYER_METHODS else 0, lang)
-                                              for m in methods]
+    names = [t("explain_occlusion", lang)] + [
+        method_label(m, layer if m in LAYER_METHODS else 0, lang) for m in methods
+    ]
     names = [f"{name} (max {np.nanmax(np.abs(row)):.3g})" for name, row in zip(names, rows)]
-    chart(method_comparison(np.array(rows), names, comparison.words,
-                            t("explain_title", lang, piece=labels[step]), t("explain_scaled", lang),
-                            t("explain_raw", lang)), key="explain-methods")
+    chart(
+        method_comparison(
+            np.array(rows),
+            names,
+            comparison.words,
+            t("explain_title", lang, piece=labels[step]),
+            t("explain_scaled", lang),
+            t("explain_raw", lang),
+        ),
+        key="explain-methods",
+    )
     st.caption(t("explain_how_to_read", lang))
     st.caption(t("explain_gradient_note", lang))
     agreement = comparison.correlations(step)
-    frame = pd.DataFrame({t("aer_col_method", lang): [method_label(m, layer if m in LAYER_METHODS else 0, lang)
-                                                      for m in methods],
-                          t("explain_rho", lang): [f"{agreement.get(m, np.nan):.2f}" for m in methods]})
+    frame = pd.DataFrame(
+        {
+            t("aer_col_method", lang): [method_label(m, layer if m in LAYER_METHODS else 0, lang) for m in methods],
+            t("explain_rho", lang): [f"{agreement.get(m, np.nan):.2f}" for m in methods],
+        }
+    )
     st.dataframe(frame, hide_index=True, width="stretch", key="explain-agreement")
     if len(comparison.words) < faithfulness.MIN_WORDS:
         st.caption(t("explain_few_words", lang, n=faithfulness.MIN_WORDS))
@@ -61,12 +78,22 @@ def show_explanation(ctx: Context) -> None:
     most = int(table["sentences"].max())
     bars = [method_label(r.method, int(r.layer), lang) for r in table.itertuples()]
     bars = [b if n == most else t("explain_ig_n", lang, label=b, n=int(n)) for b, n in zip(bars, table["sentences"])]
-    chart(faithfulness_bars(bars, table["spearman"].tolist(),
-                            t("explain_corpus_title", lang, n=int(table["sentences"].max())),
-                            t("explain_rho", lang)), key="explain-corpus")
-    shown = pd.DataFrame({t("aer_col_method", lang): bars,
-                          t("explain_rho", lang): [f"{x:.2f}" for x in table["spearman"]],
-                          "AER": ["–" if pd.isna(x) else f"{x:.2f}" for x in table["aer"]],
-                          t("explain_sentences", lang): table["sentences"]})
+    chart(
+        faithfulness_bars(
+            bars,
+            table["spearman"].tolist(),
+            t("explain_corpus_title", lang, n=int(table["sentences"].max())),
+            t("explain_rho", lang),
+        ),
+        key="explain-corpus",
+    )
+    shown = pd.DataFrame(
+        {
+            t("aer_col_method", lang): bars,
+            t("explain_rho", lang): [f"{x:.2f}" for x in table["spearman"]],
+            "AER": ["–" if pd.isna(x) else f"{x:.2f}" for x in table["aer"]],
+            t("explain_sentences", lang): table["sentences"],
+        }
+    )
     st.dataframe(shown, hide_index=True, width="stretch", key="explain-table")
     st.caption(t("explain_corpus_note", lang))

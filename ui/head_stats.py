@@ -49,12 +49,18 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
     stats = probe.translation_statistics(tr)
     kind = kind_selector(lang, "stats_kind")
     names = list(stats[kind])
-    name = widgets.selectbox(st, t("statistic", lang), names, format_func=lambda n: statistic_label(n, lang),
-                             key="stats_name")
+    name = widgets.selectbox(
+        st, t("statistic", lang), names, format_func=lambda n: statistic_label(n, lang), key="stats_name"
+    )
     labels = dict(layer_label=t("layer", lang), head_label=t("head", lang))
-    chart(statistic_grid(stats[kind][name], t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang),
-                                                                  statistic=t(f"short_{name}", lang)), **labels),
-          key="stats-grid")
+    chart(
+        statistic_grid(
+            stats[kind][name],
+            t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang), statistic=t(f"short_{name}", lang)),
+            **labels,
+        ),
+        key="stats-grid",
+    )
     frame = probe.statistics_frame({kind: stats[kind]})
     st.caption(t("heads_table", lang))
     st.dataframe(readable(frame.drop(columns="kind"), lang), hide_index=True, width="stretch", key="stats-table")
@@ -75,9 +81,15 @@ def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> 
         if name in rows and rows[name].notna().any():
             values = rows.pivot(index="layer", columns="head", values=name).to_numpy()
             roles = rows.pivot(index="layer", columns="head", values="role").fillna("").to_numpy().tolist()
-            chart(statistic_grid(values, t("corpus_grid_title", lang, kind=t(KIND_TAB[kind], lang),
-                                                 statistic=statistic_label(name, lang)), roles=roles, **labels),
-                  key="corpus-grid")
+            chart(
+                statistic_grid(
+                    values,
+                    t("corpus_grid_title", lang, kind=t(KIND_TAB[kind], lang), statistic=statistic_label(name, lang)),
+                    roles=roles,
+                    **labels,
+                ),
+                key="corpus-grid",
+            )
         named = corpus[corpus["role"] != ""][["kind", "layer", "head", "role"]] if "role" in corpus else corpus[:0]
         st.markdown(f"**{t('named_heads', lang)}**")
         if named.empty:
@@ -110,20 +122,44 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
         return
     cfg = get_model(checkpoint).model.cfg
     rows = table["results"]
-    method = widgets.radio(st, t("aer_method", lang), [m for m in ALIGNERS if any(r["method"] == m for r in rows)],
-                           format_func=lambda m: t(f"aer_{m}", lang), horizontal=True, key="aer_method")
+    method = widgets.radio(
+        st,
+        t("aer_method", lang),
+        [m for m in ALIGNERS if any(r["method"] == m for r in rows)],
+        format_func=lambda m: t(f"aer_{m}", lang),
+        horizontal=True,
+        key="aer_method",
+    )
     grid = align.aer_grid(rows, method, cfg.n_decoder_layers, cfg.n_heads)
-    chart(statistic_grid(grid, t("aer_grid_title", lang, method=t(f"aer_{method}", lang), sentences=table["sentences"]),
-                         layer_label=t("layer", lang), head_label=t("head", lang), colorscale=AER_COLORSCALE,
-                         value_label=t("aer_bar", lang)),
-          key="aer-grid")
+    chart(
+        statistic_grid(
+            grid,
+            t("aer_grid_title", lang, method=t(f"aer_{method}", lang), sentences=table["sentences"]),
+            layer_label=t("layer", lang),
+            head_label=t("head", lang),
+            colorscale=AER_COLORSCALE,
+            value_label=t("aer_bar", lang),
+        ),
+        key="aer-grid",
+    )
     st.caption(t("aer_explain", lang))
-    best = pd.DataFrame([{t("aer_col_method", lang): t(f"aer_{r['method']}", lang) if r["method"] in ALIGNERS
-                          else t(f"flow_{r['method']}", lang),
-                          t("col_layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
-                          t("col_head", lang): t("flow_whole_model", lang) if r["head"] == "model"
-                          else t("mean_heads", lang) if r["head"] == "mean" else str(r["head"]),
-                          "AER": f"{r['aer']:.2f}"} for r in align.best_rows(rows)])
+    best = pd.DataFrame(
+        [
+            {
+                t("aer_col_method", lang): t(f"aer_{r['method']}", lang)
+                if r["method"] in ALIGNERS
+                else t(f"flow_{r['method']}", lang),
+                t("col_layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
+                t("col_head", lang): t("flow_whole_model", lang)
+                if r["head"] == "model"
+                else t("mean_heads", lang)
+                if r["head"] == "mean"
+                else str(r["head"]),
+                "AER": f"{r['aer']:.2f}",
+            }
+            for r in align.best_rows(rows)
+        ]
+    )
     st.markdown(f"**{t('aer_best', lang)}**")
     st.dataframe(best, hide_index=True, width="stretch", key="aer-best")
 
@@ -138,34 +174,66 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     rows = frame[frame["kind"] == kind]
     values = rows.pivot(index="layer", columns="head", values="importance").to_numpy()
-    chart(statistic_grid(values, t("roles_importance_title", lang, kind=kind_in_sentence(kind, lang)),
-                         layer_label=t("layer", lang), head_label=t("head", lang)), key="importance-grid")
+    chart(
+        statistic_grid(
+            values,
+            t("roles_importance_title", lang, kind=kind_in_sentence(kind, lang)),
+            layer_label=t("layer", lang),
+            head_label=t("head", lang),
+        ),
+        key="importance-grid",
+    )
     st.caption(t("roles_importance_explain", lang))
     named = frame[frame["role"].fillna("") != ""]
     labels = {kind_: t(tab, lang) for kind_, tab in KIND_TAB.items()}
     if named.empty:
         st.caption(t("roles_none", lang))
     else:
-        st.dataframe(pd.DataFrame({
-            t("col_kind", lang): named["kind"].map(labels), t("col_layer", lang): named["layer"],
-            t("col_head", lang): named["head"],
-            t("col_role", lang): named["role"].map(lambda r: ("、" if lang == "zh" else ", ").join(
-                t(f"role_{x.strip()}", lang) for x in r.split(","))),
-            t("roles_evidence", lang): [evidence(r, lang) for r in named.itertuples()]}), hide_index=True,
-            width="stretch", key="roles-table")
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    t("col_kind", lang): named["kind"].map(labels),
+                    t("col_layer", lang): named["layer"],
+                    t("col_head", lang): named["head"],
+                    t("col_role", lang): named["role"].map(
+                        lambda r: ("、" if lang == "zh" else ", ").join(
+                            t(f"role_{x.strip()}", lang) for x in r.split(",")
+                        )
+                    ),
+                    t("roles_evidence", lang): [evidence(r, lang) for r in named.itertuples()],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key="roles-table",
+        )
     positional = frame.dropna(subset=["positional_share"]).sort_values("positional_share", ascending=False)
     rare = frame.dropna(subset=["rare_share"]).sort_values("rare_share", ascending=False)
     aligners = frame.dropna(subset=["aer"]).sort_values("aer")
     if len(positional) and len(rare):
         p, r = positional.iloc[0], rare.iloc[0]
         a = aligners.iloc[0] if len(aligners) else None
-        st.caption(t("roles_thresholds", lang, share=f"{roles.POSITIONAL_SHARE:.0%}", rare=f"{roles.RARE_SHARE:.0%}",
-                     aer=roles.ALIGNMENT_AER, n=roles.ALIGNMENT_HEADS,
-                     p_kind=labels[p["kind"]], p_layer=int(p["layer"]), p_head=int(p["head"]),
-                     p_offset=f"{int(p['positional_offset']):+d}", p_share=f"{p['positional_share']:.0%}",
-                     r_layer=int(r["layer"]), r_head=int(r["head"]), r_share=f"{r['rare_share']:.0%}",
-                     a_best=t("roles_best_aligner", lang, layer=int(a["layer"]), head=int(a["head"]),
-                              aer=f"{a['aer']:.2f}") if a is not None else ""))
+        st.caption(
+            t(
+                "roles_thresholds",
+                lang,
+                share=f"{roles.POSITIONAL_SHARE:.0%}",
+                rare=f"{roles.RARE_SHARE:.0%}",
+                aer=roles.ALIGNMENT_AER,
+                n=roles.ALIGNMENT_HEADS,
+                p_kind=labels[p["kind"]],
+                p_layer=int(p["layer"]),
+                p_head=int(p["head"]),
+                p_offset=f"{int(p['positional_offset']):+d}",
+                p_share=f"{p['positional_share']:.0%}",
+                r_layer=int(r["layer"]),
+                r_head=int(r["head"]),
+                r_share=f"{r['rare_share']:.0%}",
+                a_best=t("roles_best_aligner", lang, layer=int(a["layer"]), head=int(a["head"]), aer=f"{a['aer']:.2f}")
+                if a is not None
+                else "",
+            )
+        )
 
 
 def evidence(row, lang: str) -> str:
@@ -173,8 +241,14 @@ def evidence(row, lang: str) -> str:
     parts = []
     roles_ = [x.strip() for x in str(row.role).split(",")]
     if "positional" in roles_:
-        parts.append(t("evidence_positional", lang, offset=f"{int(row.positional_offset):+d}",
-                       share=f"{row.positional_share:.0%}"))
+        parts.append(
+            t(
+                "evidence_positional",
+                lang,
+                offset=f"{int(row.positional_offset):+d}",
+                share=f"{row.positional_share:.0%}",
+            )
+        )
     if "rare-word" in roles_:
         parts.append(t("evidence_rare", lang, share=f"{row.rare_share:.0%}"))
     if "alignment" in roles_:

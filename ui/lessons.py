@@ -33,8 +33,17 @@ LESSONS = {
 }
 LESSON_KEYS = tuple(LESSONS)
 # The widgets of the lessons' own views: kept while their lesson is closed (widgets.keep).
-LESSON_WIDGETS = ("order_a", "order_b", "padding_other", "residual_stack", "residual_position",
-                  "layernorm_sublayer", "output_step", "explain_step", "explain_ig")
+LESSON_WIDGETS = (
+    "order_a",
+    "order_b",
+    "padding_other",
+    "residual_stack",
+    "residual_position",
+    "layernorm_sublayer",
+    "output_step",
+    "explain_step",
+    "explain_ig",
+)
 
 
 def open_in_explorer(tab: str) -> None:
@@ -61,5 +70,6 @@ def show_lesson(key: str, ctx: Context, explorer: dict[str, Callable[[], None]])
             st.markdown(f"**{t('padding_heading', ctx.lang)}**")
         own_views[key](ctx)
     if tab:
-        st.button(t("lesson_open", ctx.lang, view=t(tab, ctx.lang)), key=f"open-{key}", on_click=open_in_explorer,
-                  args=(tab,))
+        st.button(
+            t("lesson_open", ctx.lang, view=t(tab, ctx.lang)), key=f"open-{key}", on_click=open_in_explorer, args=(tab,)
+        )

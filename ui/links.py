@@ -63,9 +63,15 @@ def clamp(number: int, low: int, high: int) -> int:
     return min(max(number, low), high)
 
 
-def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[str], max_beam: int,
-               views: tuple[str, ...] = (), flows: tuple[str, ...] = (),
-               repeated: dict[str, int] | None = None) -> LinkState:
+def parse_link(
+    params: dict[str, str],
+    checkpoints: list[str],
+    languages: list[str],
+    max_beam: int,
+    views: tuple[str, ...] = (),
+    flows: tuple[str, ...] = (),
+    repeated: dict[str, int] | None = None,
+) -> LinkState:
     """views: the names of the explorer's tabs and lessons a link may open; flows: the methods a map may show;
     repeated: parameter -> how many times the link gives it (more than once: the last is used, with a notice)."""
     state = LinkState()
@@ -80,13 +86,18 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
         if name in params:
             sentence = params[name]
             if len(sentence) > MAX_SENTENCE_CHARACTERS:
-                state.notices.append(Notice(name, shorten(sentence), "clamped",
-                                            f"{MAX_SENTENCE_CHARACTERS} characters"))
+                state.notices.append(
+                    Notice(name, shorten(sentence), "clamped", f"{MAX_SENTENCE_CHARACTERS} characters")
+                )
                 sentence = sentence[:MAX_SENTENCE_CHARACTERS]
             setattr(state, attribute, sentence or None)
     # Names the app offers: used as given, or ignored.
-    for name, attribute, offered in (("ckpt", "checkpoint", checkpoints), ("lang", "lang", languages),
-                                     ("view", "view", views), ("flow", "flow", flows)):
+    for name, attribute, offered in (
+        ("ckpt", "checkpoint", checkpoints),
+        ("lang", "lang", languages),
+        ("view", "view", views),
+        ("flow", "flow", flows),
+    ):
         if name in params:
             if params[name] in offered:
                 setattr(state, attribute, params[name])
@@ -145,8 +156,9 @@ def parse_link(params: dict[str, str], checkpoints: list[str], languages: list[s
     return state
 
 
-def fit_view(layer: int | None, head: str | None, deepest: int, n_heads: int) -> tuple[int | None, str | None,
-                                                                                        list[Notice]]:
+def fit_view(
+    layer: int | None, head: str | None, deepest: int, n_heads: int
+) -> tuple[int | None, str | None, list[Notice]]:
     """Check a link's layer and head against the checkpoint: a layer past the deepest stack becomes the last
     layer, a head past the last becomes head 1; each change is a notice."""
     notices = []

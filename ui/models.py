@@ -75,8 +75,9 @@ def log_event(kind: str, detail: str = "") -> None:
 @st.cache_resource(show_spinner=False)
 def translation_cache() -> ByteBudgetCache:
     """One per server process, shared by every session; bounded by the bytes of the arrays it holds."""
-    return ByteBudgetCache(TRANSLATION_CACHE_BYTES, ComputeSlots(MODEL_SLOTS),
-                           on_compute=log_computation if COMPUTE_LOG else None)
+    return ByteBudgetCache(
+        TRANSLATION_CACHE_BYTES, ComputeSlots(MODEL_SLOTS), on_compute=log_computation if COMPUTE_LOG else None
+    )
 
 
 # A page whose maps are large (a long pasted text) builds figures of tens of MiB (the 48-head overview of a
@@ -105,8 +106,7 @@ def figure_bytes(value) -> int:
     """The bytes of the numpy arrays a figure's traces hold (plotly keeps data arrays as numpy), plus those of
     any arrays beside it."""
     if isinstance(value, go.Figure):
-        return 4096 + sum(v.nbytes for trace in value.data for v in trace._props.values()
-                          if isinstance(v, np.ndarray))
+        return 4096 + sum(v.nbytes for trace in value.data for v in trace._props.values() if isinstance(v, np.ndarray))
     if isinstance(value, (tuple, list)):
         return sum(figure_bytes(item) for item in value)
     return array_bytes(value)
@@ -134,29 +134,52 @@ def shared_figure(tr: decode.Translation, key: tuple, build: Callable[[], object
     return value
 
 
-def get_hypotheses(checkpoint: str, sentence: str, beam_size: int, ablated: tuple[str, ...] = (),
-                   uniform_cross: bool = False, trail: tuple[tuple[int, int], ...] = ()) -> list:
+def get_hypotheses(
+    checkpoint: str,
+    sentence: str,
+    beam_size: int,
+    ablated: tuple[str, ...] = (),
+    uniform_cross: bool = False,
+    trail: tuple[tuple[int, int], ...] = (),
+) -> list:
     """Every hypothesis (one for greedy), best first. ablated, uniform_cross: what-ifs of the forward pass;
     trail: what-if decoding, ((step, piece id), ...) the decoder must write."""
+
     def compute():
         loaded = get_model(checkpoint)
         return decode.translate_hypotheses(
-            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, beam_size=beam_size,
-            ablate=as_ablation(ablated), uniform_cross=uniform_cross, forced=dict(trail) or None,
+            loaded.model,
+            loaded.source_tokenizer,
+            loaded.target_tokenizer,
+            sentence,
+            beam_size=beam_size,
+            ablate=as_ablation(ablated),
+            uniform_cross=uniform_cross,
+            forced=dict(trail) or None,
         )
 
     key = ("hypotheses", checkpoint, sentence, beam_size, ablated, uniform_cross, trail)
     return translation_cache().get(key, compute)
 
 
-def get_forced(checkpoint: str, sentence: str, reference: str | None = None,
-               reference_ids: tuple[int, ...] | None = None, ablated: tuple[str, ...] = (),
-               uniform_cross: bool = False) -> decode.Translation:
+def get_forced(
+    checkpoint: str,
+    sentence: str,
+    reference: str | None = None,
+    reference_ids: tuple[int, ...] | None = None,
+    ablated: tuple[str, ...] = (),
+    uniform_cross: bool = False,
+) -> decode.Translation:
     def compute():
         loaded = get_model(checkpoint)
         return decode.teacher_force(
-            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence, reference=reference,
-            reference_ids=list(reference_ids) if reference_ids else None, ablate=as_ablation(ablated),
+            loaded.model,
+            loaded.source_tokenizer,
+            loaded.target_tokenizer,
+            sentence,
+            reference=reference,
+            reference_ids=list(reference_ids) if reference_ids else None,
+            ablate=as_ablation(ablated),
             uniform_cross=uniform_cross,
         )
 
@@ -167,15 +190,17 @@ def get_forced(checkpoint: str, sentence: str, reference: str | None = None,
 def get_inside(checkpoint: str, tr: decode.Translation, uniform_cross: bool = False) -> inside.InsidePass:
     """The residual stream, LayerNorm and FFN records and output distribution of the pass over tr's output."""
     key = ("inside", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), uniform_cross)
-    return translation_cache().get(key, lambda: inside.inside_pass(get_model(checkpoint).model, tr.source_ids,
-                                                                    tr.target_ids, uniform_cross))
+    return translation_cache().get(
+        key, lambda: inside.inside_pass(get_model(checkpoint).model, tr.source_ids, tr.target_ids, uniform_cross)
+    )
 
 
 def get_logit_lens(checkpoint: str, tr: decode.Translation) -> inside.LogitLens:
     """What each decoder layer would predict at each step of tr's output (inside.logit_lens)."""
     key = ("logit lens", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids))
-    return translation_cache().get(key, lambda: inside.logit_lens(get_model(checkpoint).model, tr.source_ids,
-                                                                   tr.target_ids))
+    return translation_cache().get(
+        key, lambda: inside.logit_lens(get_model(checkpoint).model, tr.source_ids, tr.target_ids)
+    )
 
 
 def get_word_order(checkpoint: str, sentence: str, a: int, b: int) -> what_if.WordOrder:
@@ -216,8 +241,9 @@ def flow_key(checkpoint: str, tr: decode.Translation, method: str) -> tuple:
 
 def get_flow(checkpoint: str, tr: decode.Translation, method: str):
     """compute_flow, once per translation and method for every session."""
-    return translation_cache().get(flow_key(checkpoint, tr, method),
-                                   lambda: compute_flow(get_model(checkpoint).model, tr, method))
+    return translation_cache().get(
+        flow_key(checkpoint, tr, method), lambda: compute_flow(get_model(checkpoint).model, tr, method)
+    )
 
 
 # Computed ahead, while the server is idle, for a page that shows a decoder or cross-attention map: of the
@@ -265,5 +291,9 @@ def get_alignment(checkpoint: str) -> dict | None:
 def get_comparison(checkpoint: str, tr: decode.Translation, layer: int, ig_step: int | None):
     """tr's output pieces under every method and occlusion (model.faithfulness.compare_step)."""
     key = ("comparison", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), layer, ig_step)
-    return translation_cache().get(key, lambda: faithfulness.compare_step(
-        get_model(checkpoint).model, tr.source_ids, tr.source_pieces, tr.target_ids, layer, ig_step))
+    return translation_cache().get(
+        key,
+        lambda: faithfulness.compare_step(
+            get_model(checkpoint).model, tr.source_ids, tr.source_pieces, tr.target_ids, layer, ig_step
+        ),
+    )

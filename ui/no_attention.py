@@ -26,8 +26,16 @@ def show_no_attention(ctx: Context) -> None:
     left.markdown(f"#### {markdown_literal(tr.target_text)}")
     right.caption(t("no_attention_uniform", lang))
     right.markdown(f"#### {markdown_literal(uniform.target_text)}")
-    st.markdown(t("no_attention_logprob", lang, before=tr.log_prob, after=forced.log_prob,
-                  delta=forced.log_prob - tr.log_prob, n=len(tr.target_ids)))
+    st.markdown(
+        t(
+            "no_attention_logprob",
+            lang,
+            before=tr.log_prob,
+            after=forced.log_prob,
+            delta=forced.log_prob - tr.log_prob,
+            n=len(tr.target_ids),
+        )
+    )
 
     layer = layer_of_kind(tr, "cross", ctx.layer, lang)
     wide = max(len(tr.source_pieces), len(tr.target_pieces), len(uniform.target_pieces)) > WIDE
@@ -36,12 +44,29 @@ def show_no_attention(ctx: Context) -> None:
     # pieces the uniform run wrote.
     for box, translation, name in ((boxes[0], tr, "learned"), (boxes[1], uniform, "uniform")):
         with box:
-            fig, *_ = attention_heatmap(translation, "cross", layer, ctx.head, lang, False, ctx.languages,
-                                        title=t(f"no_attention_map_{name}", lang, layer=layer,
-                                                head=head_name(ctx.head, lang)))
+            fig, *_ = attention_heatmap(
+                translation,
+                "cross",
+                layer,
+                ctx.head,
+                lang,
+                False,
+                ctx.languages,
+                title=t(f"no_attention_map_{name}", lang, layer=layer, head=head_name(ctx.head, lang)),
+            )
             chart(fig, key=f"no-attention-{name}")
     # Measured, not asserted: what each cross-attention sub-layer adds at every step of the uniform pass.
-    spread, learned_spread = (inside.largest_step_difference(get_inside(ctx.checkpoint, tr, uniform).decoder,
-                                                             "cross_attention") for uniform in (True, False))
-    st.caption(t("no_attention_same_context", lang, n=len(tr.source_pieces), spread=spread,
-                 learned=learned_spread, steps=len(tr.target_ids)))
+    spread, learned_spread = (
+        inside.largest_step_difference(get_inside(ctx.checkpoint, tr, uniform).decoder, "cross_attention")
+        for uniform in (True, False)
+    )
+    st.caption(
+        t(
+            "no_attention_same_context",
+            lang,
+            n=len(tr.source_pieces),
+            spread=spread,
+            learned=learned_spread,
+            steps=len(tr.target_ids),
+        )
+    )

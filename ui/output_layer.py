@@ -25,14 +25,37 @@ def show_output_layer(ctx: Context) -> None:
     pieces = [target.piece(i) for i in range(target.vocab_size)]
     probabilities = np.exp(get_inside(ctx.checkpoint, tr).log_probs[step].astype(np.float64))
     chosen = tr.target_ids[step]
-    chart(inside_viz.output_distribution_figure(probabilities, pieces, chosen, dict(
-        rank=t("output_rank", lang), probability=t("probability", lang), chosen=t("output_chosen", lang),
-        title=t("output_title", lang, step=step, vocab=len(pieces))), named=NAMED), key="output-distribution")
+    chart(
+        inside_viz.output_distribution_figure(
+            probabilities,
+            pieces,
+            chosen,
+            dict(
+                rank=t("output_rank", lang),
+                probability=t("probability", lang),
+                chosen=t("output_chosen", lang),
+                title=t("output_title", lang, step=step, vocab=len(pieces)),
+            ),
+            named=NAMED,
+        ),
+        key="output-distribution",
+    )
     order = np.sort(probabilities)[::-1]
     covering = int(np.searchsorted(np.cumsum(order), 0.9) + 1)
     rank = int((probabilities > probabilities[chosen]).sum()) + 1
-    st.caption(t("output_measured", lang, step=step, piece=markdown_literal(tr.target_pieces[step]), p=probabilities[chosen],
-                 rank=rank, vocab=len(pieces), covering=covering, below=int((probabilities < 1e-6).sum()),
-                 diff=abs(probabilities[chosen] - tr.token_probs[step])))
+    st.caption(
+        t(
+            "output_measured",
+            lang,
+            step=step,
+            piece=markdown_literal(tr.target_pieces[step]),
+            p=probabilities[chosen],
+            rank=rank,
+            vocab=len(pieces),
+            covering=covering,
+            below=int((probabilities < 1e-6).sum()),
+            diff=abs(probabilities[chosen] - tr.token_probs[step]),
+        )
+    )
     if tr.teacher_forced:
         st.caption(t("output_forced", lang))

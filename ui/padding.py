@@ -28,21 +28,42 @@ def show_padding(ctx: Context) -> None:
         return
     batch = get_padded_batch(ctx.checkpoint, (tr.source_text, other))
     rows = [t("padding_row", lang, n=n) for n in (1, 2)]
-    chart(padded_tokens_figure(batch.source_pieces, batch.key_mask, rows, dict(
-        position=t("position", lang), real=t("padding_real", lang), padding=t("padding_pad", lang),
-        title=t("padding_tokens_title", lang))), key="padding-tokens", stretch=False)
+    chart(
+        padded_tokens_figure(
+            batch.source_pieces,
+            batch.key_mask,
+            rows,
+            dict(
+                position=t("position", lang),
+                real=t("padding_real", lang),
+                padding=t("padding_pad", lang),
+                title=t("padding_tokens_title", lang),
+            ),
+        ),
+        key="padding-tokens",
+        stretch=False,
+    )
 
-    padded = {"encoder_self": not batch.key_mask.all(), "cross": not batch.key_mask.all(),
-              "decoder_self": not batch.target_key_mask.all()}
-    zeros = t("list_separator", lang).join(f"{t(KIND_TAB[k], lang)} {batch.padding_weight[k]:g}" if padded[k]
-                      else f"{t(KIND_TAB[k], lang)}: {t('padding_none', lang)}" for k in KINDS)
+    padded = {
+        "encoder_self": not batch.key_mask.all(),
+        "cross": not batch.key_mask.all(),
+        "decoder_self": not batch.target_key_mask.all(),
+    }
+    zeros = t("list_separator", lang).join(
+        f"{t(KIND_TAB[k], lang)} {batch.padding_weight[k]:g}"
+        if padded[k]
+        else f"{t(KIND_TAB[k], lang)}: {t('padding_none', lang)}"
+        for k in KINDS
+    )
     st.markdown(t("padding_zero", lang, values=zeros))
-    table = pd.DataFrame({  # the verdict first: a long sentence must not push it out of view
-        t("padding_identical", lang): [a == b for a, b in zip(batch.translations, batch.alone_translations)],
-        t("padding_in_batch", lang): batch.translations,
-        t("padding_alone", lang): batch.alone_translations,
-        t("padding_sentence", lang): batch.texts,
-    })
+    table = pd.DataFrame(
+        {  # the verdict first: a long sentence must not push it out of view
+            t("padding_identical", lang): [a == b for a, b in zip(batch.translations, batch.alone_translations)],
+            t("padding_in_batch", lang): batch.translations,
+            t("padding_alone", lang): batch.alone_translations,
+            t("padding_sentence", lang): batch.texts,
+        }
+    )
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption(t("padding_difference", lang, **batch.difference_from_alone))
 
@@ -53,8 +74,18 @@ def show_padding(ctx: Context) -> None:
     pieces = batch.source_pieces[short]
     masked = ~batch.key_mask[short][None, :].repeat(len(pieces), 0)
     query_axis, key_axis = axis_names("encoder_self", lang)
-    chart(attention_viz.attention_heatmap(
-        weights, pieces, pieces, query_axis, key_axis, masked=masked, masked_label=t("padding_masked", lang),
-        title=t("padding_map_title", lang, layer=layer, head=head_name(ctx.head, lang),
-                sentence=rows[short]), weight_label=t("weight", lang)), key="padding-map")
+    chart(
+        attention_viz.attention_heatmap(
+            weights,
+            pieces,
+            pieces,
+            query_axis,
+            key_axis,
+            masked=masked,
+            masked_label=t("padding_masked", lang),
+            title=t("padding_map_title", lang, layer=layer, head=head_name(ctx.head, lang), sentence=rows[short]),
+            weight_label=t("weight", lang),
+        ),
+        key="padding-map",
+    )
     st.caption(t("padding_rows_note", lang))

@@ -18,13 +18,23 @@ def show_positional(d_model: int, max_len: int, lang: str) -> None:
     if length > max_len:
         st.caption(t("pe_beyond_model", lang, max_len=max_len, last=max_len - 1))
     pe = sinusoidal_positional_encoding(length, d_model).numpy()
-    chart(positional_viz.positional_heatmap(pe, t("position", lang), t("dimension", lang),
-                                            t("pe_heatmap_title", lang, d_model=d_model)), key="pe-heatmap")
+    chart(
+        positional_viz.positional_heatmap(
+            pe, t("position", lang), t("dimension", lang), t("pe_heatmap_title", lang, d_model=d_model)
+        ),
+        key="pe-heatmap",
+    )
     default_dims = sorted({d for d in (0, 1, 4, 5, d_model // 4, d_model // 2) if d < d_model})
     st.session_state.setdefault("pe_dims", default_dims)
     dims = widgets.multiselect(st, t("pe_dims", lang), list(range(d_model)), key="pe_dims")
-    chart(positional_viz.positional_curves(pe, dims, t("position", lang), t("pe_curves_title", lang),
-                                           t("dimension", lang)), key="pe-curves")
+    chart(
+        positional_viz.positional_curves(
+            pe, dims, t("position", lang), t("pe_curves_title", lang), t("dimension", lang)
+        ),
+        key="pe-curves",
+    )
     st.caption(t("explain_similarity", lang))
-    chart(positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
-          key="pe-similarity")
+    chart(
+        positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
+        key="pe-similarity",
+    )

@@ -89,15 +89,40 @@ def show_qk_space(ctx: Context) -> None:
     weights = tr.attention(kind)[layer - 1, head]
     _, keys = tr.axis_pieces(kind)
     query_axis, key_axis = axis_names(kind, lang)
-    labels = dict(query=t("qk_queries", lang), key=t("qk_keys", lang), sample_query=t("qk_sample_queries", lang),
-                  sample_key=t("qk_sample_keys", lang), weight=t("weight", lang),
-                  x=t("qk_component", lang, n=1, share=projection.explained[0]),
-                  y=t("qk_component", lang, n=2, share=projection.explained[1]),
-                  title=t("qk_title", lang, layer=layer, head=head + 1))
-    chart(qk_space_figure(projection.queries, projection.keys, projection.sample_queries, projection.sample_keys,
-                          query_labels(tr, kind), keys, position, weights[position], labels), key="qk-space")
-    st.caption(t("qk_method", lang, share=sum(projection.explained), n=sample.sentences,
-                 queries=len(projection.sample_queries), keys=len(projection.sample_keys)))
+    labels = dict(
+        query=t("qk_queries", lang),
+        key=t("qk_keys", lang),
+        sample_query=t("qk_sample_queries", lang),
+        sample_key=t("qk_sample_keys", lang),
+        weight=t("weight", lang),
+        x=t("qk_component", lang, n=1, share=projection.explained[0]),
+        y=t("qk_component", lang, n=2, share=projection.explained[1]),
+        title=t("qk_title", lang, layer=layer, head=head + 1),
+    )
+    chart(
+        qk_space_figure(
+            projection.queries,
+            projection.keys,
+            projection.sample_queries,
+            projection.sample_keys,
+            query_labels(tr, kind),
+            keys,
+            position,
+            weights[position],
+            labels,
+        ),
+        key="qk-space",
+    )
+    st.caption(
+        t(
+            "qk_method",
+            lang,
+            share=sum(projection.explained),
+            n=sample.sentences,
+            queries=len(projection.sample_queries),
+            keys=len(projection.sample_keys),
+        )
+    )
     if kind != "cross":  # an offset compares a query's and a key's positions: only within one sequence
         masked = attention_viz.causal_mask(len(keys)) if kind == "decoder_self" else None
         offset, share = qk_space.dominant_offset(weights, masked)

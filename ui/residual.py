@@ -18,14 +18,20 @@ SHOWN_FEATURES = 24  # features drawn in the LayerNorm / BatchNorm picture (of d
 
 
 def stack_selector(lang: str, key: str) -> str:
-    return widgets.radio(st, t("inside_stack", lang), STACKS, key=key, horizontal=True,
-                         format_func=lambda s: t(f"stack_{s}", lang))
+    return widgets.radio(
+        st, t("inside_stack", lang), STACKS, key=key, horizontal=True, format_func=lambda s: t(f"stack_{s}", lang)
+    )
 
 
 def position_selector(ctx: Context, stack: str, key: str) -> int:
     pieces = query_labels(ctx.tr, "encoder_self" if stack == "encoder" else "decoder_self")
-    return widgets.selectbox(st, t("inside_position", lang=ctx.lang), list(range(len(pieces))), key=key,
-                             format_func=lambda i: f"{i}: {pieces[i]}")
+    return widgets.selectbox(
+        st,
+        t("inside_position", lang=ctx.lang),
+        list(range(len(pieces))),
+        key=key,
+        format_func=lambda i: f"{i}: {pieces[i]}",
+    )
 
 
 def sublayer_label(layer: int, name: str, lang: str) -> str:
@@ -46,44 +52,100 @@ def show_residual(ctx: Context) -> None:
     rows = inside.residual_rows(records, position, result.layer_norm_eps)
     steps = [sublayer_label(r.layer, r.sublayer, lang) for r in rows]
     pieces = query_labels(ctx.tr, "encoder_self" if stack == "encoder" else "decoder_self")
-    chart(inside_viz.residual_figure(steps, [r.stream_norm for r in rows], [r.update_norm for r in rows],
-                                     [r.ratio for r in rows], dict(
-        stream=t("residual_stream", lang), update=t("residual_update", lang), ratio=t("residual_ratio", lang),
-        norm=t("residual_norm", lang), title=t("residual_title", lang, piece=pieces[position]))),
-        key="residual-norms")
+    chart(
+        inside_viz.residual_figure(
+            steps,
+            [r.stream_norm for r in rows],
+            [r.update_norm for r in rows],
+            [r.ratio for r in rows],
+            dict(
+                stream=t("residual_stream", lang),
+                update=t("residual_update", lang),
+                ratio=t("residual_ratio", lang),
+                norm=t("residual_norm", lang),
+                title=t("residual_title", lang, piece=pieces[position]),
+            ),
+        ),
+        key="residual-norms",
+    )
     first, last = rows[0], rows[-1]
-    st.caption(t("residual_measured", lang, first=first.stream_norm, last=last.stream_norm,
-                 smallest=min(r.ratio for r in rows), largest=max(r.ratio for r in rows)))
+    st.caption(
+        t(
+            "residual_measured",
+            lang,
+            first=first.stream_norm,
+            last=last.stream_norm,
+            smallest=min(r.ratio for r in rows),
+            largest=max(r.ratio for r in rows),
+        )
+    )
 
     st.markdown(f"**{t('layernorm_heading', lang)}**")
     # Options name a layer and sub-layer ("6:feed_forward"), so the choice survives a switch of stack.
     names = [f"{r.layer}:{r.sublayer}" for r in rows]
-    chosen = widgets.selectbox(st, t("layernorm_which", lang), names, key="layernorm_sublayer",
-                               format_func=lambda name: steps[names.index(name)])
+    chosen = widgets.selectbox(
+        st,
+        t("layernorm_which", lang),
+        names,
+        key="layernorm_sublayer",
+        format_func=lambda name: steps[names.index(name)],
+    )
     choice = names.index(chosen)
     row = rows[choice]
     record = records[row.layer - 1][row.sublayer]
     values = record.norm_input[position]
     standardized = inside.standardize(values, result.layer_norm_eps)
-    chart(inside_viz.layer_norm_figure(values, standardized, record.norm_output[position], dict(
-        input=t("layernorm_input", lang), standardized=t("layernorm_standardized", lang),
-        output=t("layernorm_output", lang), feature_value=t("layernorm_value", lang), count=t("layernorm_count", lang),
-        stats=t("layernorm_stats", lang),
-        title=t("layernorm_title", lang, step=steps[choice], piece=pieces[position]))), key="layernorm-histograms")
-    table = pd.DataFrame([{
-        t("layernorm_col_sublayer", lang): steps[i], "|x|": r.stream_norm, "|Δ|": r.update_norm,
-        "|Δ| / |x|": r.ratio, t("layernorm_col_in", lang): f"{r.input_mean:+.3f} / {r.input_var:.3f}",
-        t("layernorm_col_standardized", lang): f"{r.standardized_mean:+.1e} / {r.standardized_var:.4f}",
-        t("layernorm_col_out", lang): f"{r.output_mean:+.3f} / {r.output_var:.3f}",
-    } for i, r in enumerate(rows)]).round(3)
+    chart(
+        inside_viz.layer_norm_figure(
+            values,
+            standardized,
+            record.norm_output[position],
+            dict(
+                input=t("layernorm_input", lang),
+                standardized=t("layernorm_standardized", lang),
+                output=t("layernorm_output", lang),
+                feature_value=t("layernorm_value", lang),
+                count=t("layernorm_count", lang),
+                stats=t("layernorm_stats", lang),
+                title=t("layernorm_title", lang, step=steps[choice], piece=pieces[position]),
+            ),
+        ),
+        key="layernorm-histograms",
+    )
+    table = pd.DataFrame(
+        [
+            {
+                t("layernorm_col_sublayer", lang): steps[i],
+                "|x|": r.stream_norm,
+                "|Δ|": r.update_norm,
+                "|Δ| / |x|": r.ratio,
+                t("layernorm_col_in", lang): f"{r.input_mean:+.3f} / {r.input_var:.3f}",
+                t("layernorm_col_standardized", lang): f"{r.standardized_mean:+.1e} / {r.standardized_var:.4f}",
+                t("layernorm_col_out", lang): f"{r.output_mean:+.3f} / {r.output_var:.3f}",
+            }
+            for i, r in enumerate(rows)
+        ]
+    ).round(3)
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption(t("layernorm_table_note", lang))
 
     st.markdown(f"**{t('norm_axes_heading', lang)}**")
     matrix = records[row.layer - 1][row.sublayer].norm_input[:, :SHOWN_FEATURES]
-    chart(inside_viz.norm_axes_figure(matrix, pieces, position, 0, dict(
-        layer_norm=t("norm_axes_layer", lang), batch_norm=t("norm_axes_batch", lang), token=t("position", lang),
-        feature=t("dimension", lang), value=t("layernorm_value", lang),
-        title=t("norm_axes_title", lang, n=SHOWN_FEATURES, d_model=ctx.cfg.d_model, step=steps[choice]))),
-        key="norm-axes")
+    chart(
+        inside_viz.norm_axes_figure(
+            matrix,
+            pieces,
+            position,
+            0,
+            dict(
+                layer_norm=t("norm_axes_layer", lang),
+                batch_norm=t("norm_axes_batch", lang),
+                token=t("position", lang),
+                feature=t("dimension", lang),
+                value=t("layernorm_value", lang),
+                title=t("norm_axes_title", lang, n=SHOWN_FEATURES, d_model=ctx.cfg.d_model, step=steps[choice]),
+            ),
+        ),
+        key="norm-axes",
+    )
     st.caption(t("norm_axes_explain", lang))

@@ -43,8 +43,9 @@ def by_alignment(ranked: list[head_search.HeadScore], aer: np.ndarray) -> list[h
     return sorted(ranked, key=lambda h: (aer[h.layer - 1, h.head - 1], h.layer, h.head))
 
 
-def show_head_search(tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str],
-                     checkpoint: str | None = None) -> None:
+def show_head_search(
+    tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str], checkpoint: str | None = None
+) -> None:
     st.caption(t("explain_search", lang))
     kind = kind_selector(lang, "search_kind")
     maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
@@ -62,47 +63,95 @@ def show_head_search(tr: decode.Translation, lang: str, word_level: bool, langua
         st.session_state.search_signature = signature
     start_query, start_key = default_pair(kind, queries, keys)
     left, middle, right = st.columns([2, 2, 1])
-    query = widgets.selectbox(left, query_axis, list(range(len(queries))), key="search_query",
-                              format_func=lambda i: f"{i}: {queries[i]}", default=start_query)
+    query = widgets.selectbox(
+        left,
+        query_axis,
+        list(range(len(queries))),
+        key="search_query",
+        format_func=lambda i: f"{i}: {queries[i]}",
+        default=start_query,
+    )
     visible = head_search.visible_keys(masked, query, len(keys))
-    key = widgets.selectbox(middle, key_axis, visible, key="search_key", format_func=lambda i: f"{i}: {keys[i]}",
-                            default=start_key if start_key in visible else visible[-1])
+    key = widgets.selectbox(
+        middle,
+        key_axis,
+        visible,
+        key="search_key",
+        format_func=lambda i: f"{i}: {keys[i]}",
+        default=start_key if start_key in visible else visible[-1],
+    )
     table = get_alignment(checkpoint) if checkpoint and kind == "cross" else None
     aer = align.aer_grid(table["results"], "attention", *maps.shape[:2]) if table else None
     scores_offered = list(head_search.SCORES) + (["aer"] if aer is not None and np.isfinite(aer).all() else [])
-    by = widgets.radio(right, t("search_by", lang), scores_offered, key="search_by",
-                       format_func=lambda b: t(f"search_{b}", lang))
+    by = widgets.radio(
+        right, t("search_by", lang), scores_offered, key="search_by", format_func=lambda b: t(f"search_{b}", lang)
+    )
     ranked = head_search.rank_heads(maps, query, key, masked, "weight" if by == "aer" else by)
     if by == "aer":
         ranked = by_alignment(ranked, aer)
     best = ranked[:SEARCH_TOP]
     pair = t("search_pair", lang, from_piece=queries[query], to_piece=keys[key])
-    title = (t("search_aer_top_title", lang, n=len(best)) if by == "aer"
-             else t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang)))
+    title = (
+        t("search_aer_top_title", lang, n=len(best))
+        if by == "aer"
+        else t("search_top_title", lang, n=len(best), pair=pair, score=t(f"search_{by}", lang))
+    )
     if by == "aer":
         st.caption(t("search_aer_note", lang))  # before the thumbnails: the pair does not change this order
     # Two rows of four: each thumbnail wide enough to read, each "Open" button right under its own thumbnail.
     for row in range(0, len(best), 4):
-        shown = best[row:row + 4]
+        shown = best[row : row + 4]
         heads = np.array([[(h.layer, h.head) for h in shown]])
-        notes = [[f"{h.weight:.2f}" if by == "weight" else f"×{h.lift:.1f}" if by == "lift"
-                  else f"AER {aer[h.layer - 1, h.head - 1]:.2f}" for h in shown]]
-        chart(attention_viz.attention_grid(
-            maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None], title=title if row == 0 else "", masked=masked,
-            heads=heads, notes=notes, mark=(query, key), layer_label=t("layer", lang), head_label=t("head", lang),
-            query_label=t("query", lang), key_label=t("key", lang)), key=f"search-top-{row // 4}")
+        notes = [
+            [
+                f"{h.weight:.2f}"
+                if by == "weight"
+                else f"×{h.lift:.1f}"
+                if by == "lift"
+                else f"AER {aer[h.layer - 1, h.head - 1]:.2f}"
+                for h in shown
+            ]
+        ]
+        chart(
+            attention_viz.attention_grid(
+                maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None],
+                title=title if row == 0 else "",
+                masked=masked,
+                heads=heads,
+                notes=notes,
+                mark=(query, key),
+                layer_label=t("layer", lang),
+                head_label=t("head", lang),
+                query_label=t("query", lang),
+                key_label=t("key", lang),
+            ),
+            key=f"search-top-{row // 4}",
+        )
         for column, (i, h) in zip(st.columns(4), enumerate(shown, start=row)):
-            column.button(t("search_open", lang, layer=h.layer, head=h.head), key=f"search-open-{i}",
-                          on_click=open_head, args=(h.layer, h.head, KIND_TAB[kind]), width="stretch")
+            column.button(
+                t("search_open", lang, layer=h.layer, head=h.head),
+                key=f"search-open-{i}",
+                on_click=open_head,
+                args=(h.layer, h.head, KIND_TAB[kind]),
+                width="stretch",
+            )
     if by == "aer":
         grid_values = aer
     else:
-        grid_values = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))]
-                               ).reshape(maps.shape[:2])
-    chart(statistic_grid(grid_values, t("search_aer_grid_title", lang) if by == "aer" else
-                         t("search_grid_title", lang, score=t(f"search_{by}", lang), pair=pair),
-                         layer_label=t("layer", lang), head_label=t("head", lang),
-                         **(dict(colorscale=AER_COLORSCALE, value_label=t("aer_bar", lang)) if by == "aer" else {})),
-          key="search-grid")
+        grid_values = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))]).reshape(
+            maps.shape[:2]
+        )
+    chart(
+        statistic_grid(
+            grid_values,
+            t("search_aer_grid_title", lang)
+            if by == "aer"
+            else t("search_grid_title", lang, score=t(f"search_{by}", lang), pair=pair),
+            layer_label=t("layer", lang),
+            head_label=t("head", lang),
+            **(dict(colorscale=AER_COLORSCALE, value_label=t("aer_bar", lang)) if by == "aer" else {}),
+        ),
+        key="search-grid",
+    )
     if by != "aer":
         st.caption(t("search_lift_note", lang))

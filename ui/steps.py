@@ -42,8 +42,18 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
         st.caption(t("mean_shows_head_1", lang))
     qkv = tr.qkv[kind]
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
-    return QueryChoice(kind, layer, position, queries, keys, head_index, qkv["q"][layer - 1, head_index, position],
-                       qkv["k"][layer - 1, head_index], qkv["v"][layer - 1, head_index], masked)
+    return QueryChoice(
+        kind,
+        layer,
+        position,
+        queries,
+        keys,
+        head_index,
+        qkv["q"][layer - 1, head_index, position],
+        qkv["k"][layer - 1, head_index],
+        qkv["v"][layer - 1, head_index],
+        masked,
+    )
 
 
 def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
@@ -58,5 +68,11 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
     st.dataframe(steps_viz.steps_table(steps, c.keys, labels), hide_index=True, width="stretch")
     chart(steps_viz.output_figure(steps, labels), key="steps-output")
     model_row = tr.attention(c.kind)[c.layer - 1, c.head_index, c.position]
-    st.caption(t("steps_matches", lang, token=markdown_literal(c.queries[c.position]),
-                 diff=float(np.abs(model_row - steps.weights).max())))
+    st.caption(
+        t(
+            "steps_matches",
+            lang,
+            token=markdown_literal(c.queries[c.position]),
+            diff=float(np.abs(model_row - steps.weights).max()),
+        )
+    )

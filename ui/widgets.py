@@ -25,8 +25,9 @@ def _is_option(value: Any, options: Sequence) -> bool:
     return any(type(value) is type(o) and value == o for o in options)
 
 
-def repair_choice(key: str, options: Sequence, format_func: Callable[[Any], str] = str, *, multi: bool = False,
-                  default: Any = None) -> None:
+def repair_choice(
+    key: str, options: Sequence, format_func: Callable[[Any], str] = str, *, multi: bool = False, default: Any = None
+) -> None:
     """Make st.session_state[key] a valid value of a selectbox / radio (or, multi=True, a multiselect) over
     options before that widget is drawn. default: the value used when nothing can be recovered (the first option,
     or [] for a multiselect)."""
@@ -68,19 +69,36 @@ def keep(keys: Sequence[str]) -> None:
             st.session_state[key] = st.session_state[key]
 
 
-def selectbox(container, label: str, options: Sequence, *, key: str, format_func: Callable[[Any], str] = str,
-              default: Any = None, **kwargs):
+def selectbox(
+    container,
+    label: str,
+    options: Sequence,
+    *,
+    key: str,
+    format_func: Callable[[Any], str] = str,
+    default: Any = None,
+    **kwargs,
+):
     repair_choice(key, options, format_func, default=default)
     return container.selectbox(label, options, key=key, format_func=format_func, **kwargs)
 
 
-def radio(container, label: str, options: Sequence, *, key: str, format_func: Callable[[Any], str] = str,
-          default: Any = None, **kwargs):
+def radio(
+    container,
+    label: str,
+    options: Sequence,
+    *,
+    key: str,
+    format_func: Callable[[Any], str] = str,
+    default: Any = None,
+    **kwargs,
+):
     repair_choice(key, options, format_func, default=default)
     return container.radio(label, options, key=key, format_func=format_func, **kwargs)
 
 
-def multiselect(container, label: str, options: Sequence, *, key: str, format_func: Callable[[Any], str] = str,
-                **kwargs):
+def multiselect(
+    container, label: str, options: Sequence, *, key: str, format_func: Callable[[Any], str] = str, **kwargs
+):
     repair_choice(key, options, format_func, multi=True)
     return container.multiselect(label, options, key=key, format_func=format_func, **kwargs)

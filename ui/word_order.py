@@ -16,8 +16,10 @@ from viz.text import markdown_literal, t
 EXAMPLE = "The dog chases the cat."
 WIDE = 14  # pieces above which the two maps stand one under the other
 # Not offered as the default pair: swapping two of these rarely shows anything ("walked to the the station").
-FUNCTION_WORDS = frozenset("a an the to of in on at by for and or but is are was were be it i my your his her "
-                           "their our we you he she they this that with as from".split())
+FUNCTION_WORDS = frozenset(
+    "a an the to of in on at by for and or but is are was were be it i my your his her "
+    "their our we you he she they this that with as from".split()
+)
 
 
 def use_example() -> None:
@@ -41,8 +43,9 @@ def show_word_order(ctx: Context) -> None:
     content = [i for i in choices if any(c.isalnum() for c in words[i]) and words[i].lower() not in FUNCTION_WORDS]
     content = content if len(content) >= 2 else choices
     a = widgets.selectbox(left, t("order_first", lang), choices, key="order_a", format_func=label, default=content[0])
-    b = widgets.selectbox(right, t("order_second", lang), choices, key="order_b", format_func=label,
-                          default=content[-1])
+    b = widgets.selectbox(
+        right, t("order_second", lang), choices, key="order_b", format_func=label, default=content[-1]
+    )
     if tr.source_text.strip() != EXAMPLE:
         # on a row of its own: in a narrow column its label was cut ("Try: The dog chases t…")
         st.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example, help=EXAMPLE)
@@ -50,16 +53,27 @@ def show_word_order(ctx: Context) -> None:
         st.info(t("order_same", lang))
         return
     result = get_word_order(ctx.checkpoint, tr.source_text, a, b)
-    st.markdown(t("order_sentences", lang, first=markdown_literal(tr.source_text),
-                  second=markdown_literal(result.swapped_text)))
+    st.markdown(
+        t("order_sentences", lang, first=markdown_literal(tr.source_text), second=markdown_literal(result.swapped_text))
+    )
     without, with_pe = st.columns(2)
-    without.metric(t("order_without_pe", lang), f"{result.attention_difference[False]:.1e}",
-                   help=t("order_metric_help", lang))
-    with_pe.metric(t("order_with_pe", lang), f"{result.attention_difference[True]:.3f}",
-                   help=t("order_metric_help", lang))
-    st.caption(t("order_measured", lang, attention_without=result.attention_difference[False],
-                 output_without=result.output_difference[False], attention_with=result.attention_difference[True],
-                 output_with=result.output_difference[True], size=result.output_size))
+    without.metric(
+        t("order_without_pe", lang), f"{result.attention_difference[False]:.1e}", help=t("order_metric_help", lang)
+    )
+    with_pe.metric(
+        t("order_with_pe", lang), f"{result.attention_difference[True]:.3f}", help=t("order_metric_help", lang)
+    )
+    st.caption(
+        t(
+            "order_measured",
+            lang,
+            attention_without=result.attention_difference[False],
+            output_without=result.output_difference[False],
+            attention_with=result.attention_difference[True],
+            output_with=result.output_difference[True],
+            size=result.output_size,
+        )
+    )
 
     layer = layer_of_kind(tr, "encoder_self", ctx.layer, lang)
     query_axis, key_axis = axis_names("encoder_self", lang)
@@ -67,12 +81,23 @@ def show_word_order(ctx: Context) -> None:
         st.markdown(f"**{t('order_with_pe' if positional else 'order_without_pe', lang)}**")
         # Side by side while both maps stay legible; one under the other for long sentences.
         columns = st.columns(2) if len(result.pieces) <= WIDE else (st.container(), st.container())
-        for column, pieces, attention, name in ((columns[0], result.pieces, result.attention, "original"),
-                                                (columns[1], result.swapped_pieces, result.swapped_attention,
-                                                 "swapped")):
-            title = t("order_map_title", lang, layer=layer, head=head_name(ctx.head, lang),
-                      sentence=t(f"order_{name}", lang))
+        for column, pieces, attention, name in (
+            (columns[0], result.pieces, result.attention, "original"),
+            (columns[1], result.swapped_pieces, result.swapped_attention, "swapped"),
+        ):
+            title = t(
+                "order_map_title", lang, layer=layer, head=head_name(ctx.head, lang), sentence=t(f"order_{name}", lang)
+            )
             with column:
-                chart(attention_viz.attention_heatmap(
-                    selected_weights(attention[positional], layer, ctx.head), pieces, pieces, query_axis, key_axis,
-                    title=title, weight_label=t("weight", lang)), key=f"order-{int(positional)}-{name}")
+                chart(
+                    attention_viz.attention_heatmap(
+                        selected_weights(attention[positional], layer, ctx.head),
+                        pieces,
+                        pieces,
+                        query_axis,
+                        key_axis,
+                        title=title,
+                        weight_label=t("weight", lang),
+                    ),
+                    key=f"order-{int(positional)}-{name}",
+                )

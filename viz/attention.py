@@ -44,11 +44,21 @@ def difference_heatmap(
     both = lambda a, b: [x if x == y else f"{x} / {y}" for x, y in zip(plotly_literal(a), plotly_literal(b))]  # noqa: E731
     q_text, k_text = both(queries_a, queries_b), both(keys_a, keys_b)
     n_q, n_k = difference.shape
-    fig = go.Figure(go.Heatmap(
-        z=difference, x=list(range(n_k)), y=list(range(n_q)), colorscale="RdBu_r", zmid=0.0, zmin=-1.0, zmax=1.0,
-        colorbar=dict(title=value_label, thickness=12), xgap=1, ygap=1,
-        hovertemplate=f"{query_axis}: %{{y}}<br>{key_axis}: %{{x}}<br>{value_label}: %{{z:+.4f}}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=difference,
+            x=list(range(n_k)),
+            y=list(range(n_q)),
+            colorscale="RdBu_r",
+            zmid=0.0,
+            zmin=-1.0,
+            zmax=1.0,
+            colorbar=dict(title=value_label, thickness=12),
+            xgap=1,
+            ygap=1,
+            hovertemplate=f"{query_axis}: %{{y}}<br>{key_axis}: %{{x}}<br>{value_label}: %{{z:+.4f}}<extra></extra>",
+        )
+    )
     _map_layout(fig, q_text, k_text, query_axis, key_axis, title)
     return fig
 
@@ -87,7 +97,9 @@ def attention_heatmap(
     weights = np.asarray(weights, dtype=np.float32)  # what the model computed; half the bytes of float64 to send
     n_q, n_k = weights.shape
     if (n_q, n_k) != (len(query_tokens), len(key_tokens)):
-        raise ValueError(f"weights are {n_q}x{n_k} but there are {len(query_tokens)} query and {len(key_tokens)} key tokens")
+        raise ValueError(
+            f"weights are {n_q}x{n_k} but there are {len(query_tokens)} query and {len(key_tokens)} key tokens"
+        )
     q_text, k_text = plotly_literal(query_tokens), plotly_literal(key_tokens)
     pred_text = plotly_literal(predicted_tokens) if predicted_tokens is not None else None
 
@@ -135,7 +147,9 @@ def attention_heatmap(
                 customdata=custom,
                 colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]],
                 showscale=False,
-                hovertemplate=f"{position}<br>{key_axis}: %{{customdata[4]}} %{{customdata[1]}}<br>{masked_label}<extra></extra>",
+                hovertemplate=(
+                    f"{position}<br>{key_axis}: %{{customdata[4]}} %{{customdata[1]}}<br>{masked_label}<extra></extra>"
+                ),
                 # Plotly would print a texttemplate in every cell, so the "×" goes only where the mask is.
                 text=np.where(masked, "×", "").tolist() if show_values else None,
                 texttemplate="%{text}" if show_values else None,
@@ -153,8 +167,16 @@ def _largest(values: np.ndarray) -> float:
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
-def _map_layout(fig: go.Figure, q_text: list[str], k_text: list[str], query_axis: str, key_axis: str, title: str,
-                font_scale: float = 1.0, max_height: int | None = None) -> None:
+def _map_layout(
+    fig: go.Figure,
+    q_text: list[str],
+    k_text: list[str],
+    query_axis: str,
+    key_axis: str,
+    title: str,
+    font_scale: float = 1.0,
+    max_height: int | None = None,
+) -> None:
     """The layout every (queries, keys) map shares: keys on top, queries down, each tick a piece, the title
     above the key labels."""
     n_q, n_k = len(q_text), len(k_text)
@@ -180,20 +202,50 @@ def _map_layout(fig: go.Figure, q_text: list[str], k_text: list[str], query_axis
         room = max_height - top - 10 - bottom
         row_height = max(round(12 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
     fig.update_layout(
-        title=dict(text=html.escape(title, quote=False), y=1.0, yanchor="top", yref="container", pad=dict(t=8),
-                   font=dict(size=round(14 * font_scale))) if title else None,
-        xaxis=dict(title=dict(text=key_axis, standoff=6), tickmode="array", tickvals=list(range(n_k)), ticktext=k_text, side="top",
-                   tickangle=angle, tickfont=dict(size=key_font)),
-        yaxis=dict(title=None if upright else query_axis, tickmode="array", tickvals=list(range(n_q)),
-                   ticktext=q_text, autorange="reversed", tickfont=dict(size=round(12 * font_scale))),
+        title=dict(
+            text=html.escape(title, quote=False),
+            y=1.0,
+            yanchor="top",
+            yref="container",
+            pad=dict(t=8),
+            font=dict(size=round(14 * font_scale)),
+        )
+        if title
+        else None,
+        xaxis=dict(
+            title=dict(text=key_axis, standoff=6),
+            tickmode="array",
+            tickvals=list(range(n_k)),
+            ticktext=k_text,
+            side="top",
+            tickangle=angle,
+            tickfont=dict(size=key_font),
+        ),
+        yaxis=dict(
+            title=None if upright else query_axis,
+            tickmode="array",
+            tickvals=list(range(n_q)),
+            ticktext=q_text,
+            autorange="reversed",
+            tickfont=dict(size=round(12 * font_scale)),
+        ),
         height=max(320, top + 10 + bottom + row_height * n_q),
         margin=dict(l=10, r=10, t=top, b=10 + bottom),
         plot_bgcolor="white",
     )
     if upright:
-        fig.add_annotation(text=f"↓ {html.escape(query_axis, quote=False)}", xref="paper", yref="paper", x=0,
-                           y=0, xanchor="left", yanchor="top", yshift=-6, showarrow=False,
-                           font=dict(size=round(12 * font_scale)))
+        fig.add_annotation(
+            text=f"↓ {html.escape(query_axis, quote=False)}",
+            xref="paper",
+            yref="paper",
+            x=0,
+            y=0,
+            xanchor="left",
+            yanchor="top",
+            yshift=-6,
+            showarrow=False,
+            font=dict(size=round(12 * font_scale)),
+        )
 
 
 def tile_heads(maps: np.ndarray, fill=np.nan) -> tuple[np.ndarray, tuple[int, int]]:
@@ -205,8 +257,9 @@ def tile_heads(maps: np.ndarray, fill=np.nan) -> tuple[np.ndarray, tuple[int, in
     # for each thumbnail's title.
     col_gap, row_gap = max(1, round(0.12 * n_k)), max(2, round(0.35 * n_q))
     row_step, col_step = n_q + row_gap, n_k + col_gap
-    tiles = np.full((n_layers * row_step - row_gap, n_heads * col_step - col_gap, *maps.shape[4:]), fill,
-                    dtype=maps.dtype)
+    tiles = np.full(
+        (n_layers * row_step - row_gap, n_heads * col_step - col_gap, *maps.shape[4:]), fill, dtype=maps.dtype
+    )
     for layer in range(n_layers):
         for head in range(n_heads):
             r, c = layer * row_step, head * col_step
@@ -244,8 +297,12 @@ def attention_grid(
     tiles, (row_step, col_step) = tile_heads(shown)
     # Each cell's (layer, head, query, key) for the hover: layer and head from 1 as in the selectors, positions
     # from 0 as on the big map.
-    numbers = np.broadcast_arrays(heads[:, :, None, None, 0], heads[:, :, None, None, 1],
-                                  np.arange(n_q)[None, None, :, None], np.arange(n_k)[None, None, None, :])
+    numbers = np.broadcast_arrays(
+        heads[:, :, None, None, 0],
+        heads[:, :, None, None, 1],
+        np.arange(n_q)[None, None, :, None],
+        np.arange(n_k)[None, None, None, :],
+    )
     small = np.uint8 if max(heads.max(), n_q, n_k) < 256 else np.int32  # a quarter of the bytes to send
     index, _ = tile_heads(np.stack(numbers, axis=-1).astype(small), fill=0)
     hover = (
@@ -253,36 +310,77 @@ def attention_grid(
         f"{query_label} %{{customdata[2]}}, {key_label} %{{customdata[3]}}: %{{z:.3f}}<extra></extra>"
     )
     traces = [
-        go.Heatmap(z=tiles, customdata=index, colorscale=COLORSCALE, zmin=0.0, zmax=1.0, showscale=False,
-                   hovertemplate=hover, hoverongaps=False, name="attention")
+        go.Heatmap(
+            z=tiles,
+            customdata=index,
+            colorscale=COLORSCALE,
+            zmin=0.0,
+            zmax=1.0,
+            showscale=False,
+            hovertemplate=hover,
+            hoverongaps=False,
+            name="attention",
+        )
     ]
     if masked is not None and masked.any():
         grey, _ = tile_heads(np.broadcast_to(np.where(masked, np.float32(1.0), np.float32(np.nan)), attention.shape))
         traces.append(
-            go.Heatmap(z=grey, colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], showscale=False, hoverinfo="skip",
-                       hoverongaps=False, name="masked")
+            go.Heatmap(
+                z=grey,
+                colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]],
+                showscale=False,
+                hoverinfo="skip",
+                hoverongaps=False,
+                name="masked",
+            )
         )
     titles = [
-        dict(text=f"L{heads[row, col, 0]} H{heads[row, col, 1]}" + (f" · {notes[row][col]}" if notes else ""),
-             x=col * col_step + (n_k - 1) / 2, y=row * row_step - 0.5,
-             xref="x", yref="y", yanchor="bottom", showarrow=False, font=dict(size=10))
+        dict(
+            text=f"L{heads[row, col, 0]} H{heads[row, col, 1]}" + (f" · {notes[row][col]}" if notes else ""),
+            x=col * col_step + (n_k - 1) / 2,
+            y=row * row_step - 0.5,
+            xref="x",
+            yref="y",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=10),
+        )
         for row in range(n_layers)
         for col in range(n_heads)
     ]
     shapes = []
     if mark is not None:
         q, k = mark
-        shapes += [dict(type="rect", xref="x", yref="y", line=dict(color="#ff7f0e", width=2),
-                        x0=col * col_step + k - 0.5, x1=col * col_step + k + 0.5,
-                        y0=row * row_step + q - 0.5, y1=row * row_step + q + 0.5)
-                   for row in range(n_layers) for col in range(n_heads)]
+        shapes += [
+            dict(
+                type="rect",
+                xref="x",
+                yref="y",
+                line=dict(color="#ff7f0e", width=2),
+                x0=col * col_step + k - 0.5,
+                x1=col * col_step + k + 0.5,
+                y0=row * row_step + q - 0.5,
+                y1=row * row_step + q + 0.5,
+            )
+            for row in range(n_layers)
+            for col in range(n_heads)
+        ]
     if highlight is not None:
         layer, head = highlight
         # A frame around the thumbnail and its title, inside the gaps around them.
         x_pad, row_gap = 0.4 * (col_step - n_k), row_step - n_q
-        shapes.append(dict(type="rect", xref="x", yref="y", line=dict(color="#d62728", width=3),
-                           x0=head * col_step - 0.5 - x_pad, x1=head * col_step + n_k - 0.5 + x_pad,
-                           y0=layer * row_step - 0.5 - 0.8 * row_gap, y1=layer * row_step + n_q - 0.5 + 0.2 * row_gap))
+        shapes.append(
+            dict(
+                type="rect",
+                xref="x",
+                yref="y",
+                line=dict(color="#d62728", width=3),
+                x0=head * col_step - 0.5 - x_pad,
+                x1=head * col_step + n_k - 0.5 + x_pad,
+                y0=layer * row_step - 0.5 - 0.8 * row_gap,
+                y1=layer * row_step + n_q - 0.5 + 0.2 * row_gap,
+            )
+        )
     layout = dict(
         title=dict(text=html.escape(title, quote=False)) if title else None,
         annotations=titles,

@@ -25,20 +25,48 @@ def decoding_step_figure(
     under teacher forcing, fed) piece in green. A chosen piece outside the top k gets a bar of its own at the
     end, with its probability. labels: self, cross, next, weight, probability."""
     visible = step + 1  # position t sees decoder inputs 0..t; the rest is masked
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[labels["self"], labels["cross"], labels["next"]],
-                        horizontal_spacing=0.07)
-    fig.add_trace(go.Bar(x=list(range(visible)), y=decoder_row[:visible], marker_color="#1f77b4",
-                         hovertemplate="%{y:.3f}<extra></extra>"), row=1, col=1)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(visible)), ticktext=plotly_literal(decoder_keys[:visible]), row=1, col=1)
-    fig.add_trace(go.Bar(x=list(range(len(source_keys))), y=cross_row, marker_color="#ff7f0e",
-                         hovertemplate="%{y:.3f}<extra></extra>"), row=1, col=2)
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(source_keys))), ticktext=plotly_literal(source_keys), row=1, col=2)
+    fig = make_subplots(
+        rows=1, cols=3, subplot_titles=[labels["self"], labels["cross"], labels["next"]], horizontal_spacing=0.07
+    )
+    fig.add_trace(
+        go.Bar(
+            x=list(range(visible)),
+            y=decoder_row[:visible],
+            marker_color="#1f77b4",
+            hovertemplate="%{y:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.update_xaxes(
+        tickmode="array", tickvals=list(range(visible)), ticktext=plotly_literal(decoder_keys[:visible]), row=1, col=1
+    )
+    fig.add_trace(
+        go.Bar(
+            x=list(range(len(source_keys))),
+            y=cross_row,
+            marker_color="#ff7f0e",
+            hovertemplate="%{y:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
+    fig.update_xaxes(
+        tickmode="array", tickvals=list(range(len(source_keys))), ticktext=plotly_literal(source_keys), row=1, col=2
+    )
     pieces, probabilities = [p for p, _ in alternatives], [p for _, p in alternatives]
     if chosen not in pieces and chosen_probability is not None:
         pieces, probabilities = pieces + [chosen], probabilities + [chosen_probability]
-    fig.add_trace(go.Bar(x=list(range(len(pieces))), y=probabilities,
-                         marker_color=["#2ca02c" if p == chosen else "#9c9c9c" for p in pieces],
-                         hovertemplate="%{y:.3f}<extra></extra>"), row=1, col=3)
+    fig.add_trace(
+        go.Bar(
+            x=list(range(len(pieces))),
+            y=probabilities,
+            marker_color=["#2ca02c" if p == chosen else "#9c9c9c" for p in pieces],
+            hovertemplate="%{y:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=3,
+    )
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(pieces))), ticktext=plotly_literal(pieces), row=1, col=3)
     # One 0..1 scale for all three; the y-axis titles would sit on the chart to their left, so the weight axis is
     # named once at the left and the probability chart says what it shows in its own title.
@@ -48,33 +76,67 @@ def decoding_step_figure(
     return fig
 
 
-def logit_lens_figure(rank: np.ndarray, probability: np.ndarray, top_pieces: list[list[list[str]]],
-                      top_probabilities: np.ndarray, step_labels: list[str], labels: dict) -> go.Figure:
+def logit_lens_figure(
+    rank: np.ndarray,
+    probability: np.ndarray,
+    top_pieces: list[list[list[str]]],
+    top_probabilities: np.ndarray,
+    step_labels: list[str],
+    labels: dict,
+) -> go.Figure:
     """(layers, steps) grid: colour = the probability each decoder layer, read as if it were the last, gives the
     piece finally written at that step; the number in a cell is its rank (1 = that layer's top choice); hover
     lists the layer's three most probable pieces. Layers down (1 at the top), steps across, labelled by the piece
     written. labels: layer, step, probability, rank, top, title."""
     rank = np.asarray(rank)
     n_layers, n_steps = rank.shape
-    hover = [[" · ".join(f"{p} {q:.2f}" for p, q in zip(plotly_literal(top_pieces[l][s]), top_probabilities[l, s]))
-              for s in range(n_steps)] for l in range(n_layers)]
+    hover = [
+        [
+            " · ".join(
+                f"{p} {q:.2f}" for p, q in zip(plotly_literal(top_pieces[layer][s]), top_probabilities[layer, s])
+            )
+            for s in range(n_steps)
+        ]
+        for layer in range(n_layers)
+    ]
     text = [[str(r) if r < 1000 else "999+" for r in row] for row in rank]
-    fig = go.Figure(go.Heatmap(
-        z=np.asarray(probability, dtype=np.float32), x=list(range(n_steps)), y=list(range(1, n_layers + 1)),
-        zmin=0.0, zmax=1.0, colorscale="Blues", text=text, texttemplate="%{text}", textfont=dict(size=11),
-        customdata=np.array([[[h, rank[l, s]] for s, h in enumerate(row)] for l, row in enumerate(hover)],
-                            dtype=object),
-        colorbar=dict(title=labels["probability"], thickness=12), xgap=2, ygap=2,
-        hovertemplate=(f"{labels['layer']} %{{y}}, {labels['step']} %{{x}}<br>{labels['probability']}: "
-                       f"%{{z:.3f}} · {labels['rank']} %{{customdata[1]}}<br>{labels['top']}: %{{customdata[0]}}"
-                       "<extra></extra>"),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.asarray(probability, dtype=np.float32),
+            x=list(range(n_steps)),
+            y=list(range(1, n_layers + 1)),
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Blues",
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=11),
+            customdata=np.array(
+                [[[h, rank[layer, s]] for s, h in enumerate(row)] for layer, row in enumerate(hover)], dtype=object
+            ),
+            colorbar=dict(title=labels["probability"], thickness=12),
+            xgap=2,
+            ygap=2,
+            hovertemplate=(
+                f"{labels['layer']} %{{y}}, {labels['step']} %{{x}}<br>{labels['probability']}: "
+                f"%{{z:.3f}} · {labels['rank']} %{{customdata[1]}}<br>{labels['top']}: %{{customdata[0]}}"
+                "<extra></extra>"
+            ),
+        )
+    )
     fig.update_layout(
         title=dict(text=labels["title"], y=0.98, yanchor="top"),
-        xaxis=dict(title=labels["step"], tickmode="array", tickvals=list(range(n_steps)),
-                   ticktext=[f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))], side="top",
-                   tickangle=-45 if n_steps > 8 else 0),
+        xaxis=dict(
+            title=labels["step"],
+            tickmode="array",
+            tickvals=list(range(n_steps)),
+            ticktext=[f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))],
+            side="top",
+            tickangle=-45 if n_steps > 8 else 0,
+        ),
         yaxis=dict(title=labels["layer"], autorange="reversed", dtick=1),
-        height=140 + 40 * n_layers, margin=dict(l=10, r=10, t=110, b=10), plot_bgcolor="white",
+        height=140 + 40 * n_layers,
+        margin=dict(l=10, r=10, t=110, b=10),
+        plot_bgcolor="white",
     )
     return fig

@@ -10,8 +10,9 @@ from .attention import SIGNED_COLORSCALE
 from .text import plotly_literal
 
 
-def method_comparison(scores: np.ndarray, method_labels: list[str], word_labels: list[str], title: str,
-                      value_label: str, raw_label: str) -> go.Figure:
+def method_comparison(
+    scores: np.ndarray, method_labels: list[str], word_labels: list[str], title: str, value_label: str, raw_label: str
+) -> go.Figure:
     """scores (methods, words): each row scaled by its largest magnitude, so every method's strongest word is
     ±1 and the rows compare by order and sign (the raw value is on hover)."""
     scores = np.asarray(scores, dtype=float)
@@ -19,18 +20,30 @@ def method_comparison(scores: np.ndarray, method_labels: list[str], word_labels:
     shown = np.where(scale > 0, scores / np.where(scale > 0, scale, 1), 0.0)
     words, methods = plotly_literal(word_labels), plotly_literal(method_labels)
     custom = [[[methods[i], words[j], scores[i, j]] for j in range(len(words))] for i in range(len(methods))]
-    fig = go.Figure(go.Heatmap(
-        z=shown, x=list(range(len(words))), y=list(range(len(methods))), colorscale=SIGNED_COLORSCALE,
-        zmin=-1, zmax=1, customdata=custom, xgap=1, ygap=1,
-        texttemplate="%{z:.2f}" if len(words) <= 14 else None,
-        colorbar=dict(title=value_label, thickness=12),
-        hovertemplate=f"%{{customdata[0]}}<br>%{{customdata[1]}}<br>{raw_label}: %{{customdata[2]:.4f}}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=shown,
+            x=list(range(len(words))),
+            y=list(range(len(methods))),
+            colorscale=SIGNED_COLORSCALE,
+            zmin=-1,
+            zmax=1,
+            customdata=custom,
+            xgap=1,
+            ygap=1,
+            texttemplate="%{z:.2f}" if len(words) <= 14 else None,
+            colorbar=dict(title=value_label, thickness=12),
+            hovertemplate=(
+                f"%{{customdata[0]}}<br>%{{customdata[1]}}<br>{raw_label}: %{{customdata[2]:.4f}}<extra></extra>"
+            ),
+        )
+    )
     fig.update_layout(
         title=dict(text=plotly_literal([title])[0]),
         xaxis=dict(tickmode="array", tickvals=list(range(len(words))), ticktext=words, side="top"),
         yaxis=dict(tickmode="array", tickvals=list(range(len(methods))), ticktext=methods, autorange="reversed"),
-        height=90 + 34 * len(methods), margin=dict(l=10, r=10, t=90, b=10),
+        height=90 + 34 * len(methods),
+        margin=dict(l=10, r=10, t=90, b=10),
     )
     return fig
 
@@ -38,11 +51,20 @@ def method_comparison(scores: np.ndarray, method_labels: list[str], word_labels:
 def faithfulness_bars(labels: list[str], spearman: list[float], title: str, axis_label: str) -> go.Figure:
     """One horizontal bar per method (and layer): its mean rank correlation with occlusion."""
     order = np.argsort(np.asarray(spearman, dtype=float))
-    fig = go.Figure(go.Bar(
-        x=[spearman[i] for i in order], y=plotly_literal([labels[i] for i in order]), orientation="h",
-        text=[f"{spearman[i]:.2f}" for i in order], textposition="outside",
-        marker_color=["#c0392b" if spearman[i] < 0 else "#2e86c1" for i in order],
-    ))
-    fig.update_layout(title=dict(text=plotly_literal([title])[0]), xaxis=dict(title=axis_label, range=[-1, 1]),
-                      height=80 + 26 * len(labels), margin=dict(l=10, r=30, t=50, b=40))
+    fig = go.Figure(
+        go.Bar(
+            x=[spearman[i] for i in order],
+            y=plotly_literal([labels[i] for i in order]),
+            orientation="h",
+            text=[f"{spearman[i]:.2f}" for i in order],
+            textposition="outside",
+            marker_color=["#c0392b" if spearman[i] < 0 else "#2e86c1" for i in order],
+        )
+    )
+    fig.update_layout(
+        title=dict(text=plotly_literal([title])[0]),
+        xaxis=dict(title=axis_label, range=[-1, 1]),
+        height=80 + 26 * len(labels),
+        margin=dict(l=10, r=30, t=50, b=40),
+    )
     return fig

@@ -35,14 +35,21 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:
         line += char
         if display_width(line) > width:
             cut = line.rfind(" ")
-            head, line = (line[:cut], line[cut + 1:]) if cut > 0 else (line[:-1], char)
+            head, line = (line[:cut], line[cut + 1 :]) if cut > 0 else (line[:-1], char)
             lines.append(head.rstrip())
     return lines + [line] if line else lines
 
 
-def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", head_label: str = "head",
-                   colorscale: str = "Viridis", roles: list[list[str]] | None = None,
-                   zmid: float | None = None, value_label: str | None = None) -> go.Figure:
+def statistic_grid(
+    values: np.ndarray,
+    title: str,
+    layer_label: str = "layer",
+    head_label: str = "head",
+    colorscale: str = "Viridis",
+    roles: list[list[str]] | None = None,
+    zmid: float | None = None,
+    value_label: str | None = None,
+) -> go.Figure:
     """values (layers, heads) -> heatmap with layers down and heads across, numbered from 1, value in each cell.
     roles: optional (layers, heads) text shown on hover (e.g. "previous-token"). zmid: the value at the middle of
     a diverging colour scale (0 for differences), with the scale symmetric around it. value_label: the colour
@@ -75,10 +82,14 @@ def statistic_grid(values: np.ndarray, title: str, layer_label: str = "layer", h
         # The head axis sits on top, like the attention maps; the title goes above it with room to spare. Plotly
         # places a several-line title by its first line's baseline whatever the anchor ("top" pushed that line out
         # of the figure), so the first baseline is put one line below the top and the others follow downwards.
-        title=dict(text="<br>".join(html.escape(line, quote=False) for line in lines),
-                   y=1 - TITLE_LINE_PX / height, yanchor="bottom"),
-        xaxis=dict(title=dict(text=head_label, standoff=4), tickmode="array", tickvals=list(range(1, n_heads + 1)),
-                   side="top"),
+        title=dict(
+            text="<br>".join(html.escape(line, quote=False) for line in lines),
+            y=1 - TITLE_LINE_PX / height,
+            yanchor="bottom",
+        ),
+        xaxis=dict(
+            title=dict(text=head_label, standoff=4), tickmode="array", tickvals=list(range(1, n_heads + 1)), side="top"
+        ),
         yaxis=dict(title=layer_label, tickmode="array", tickvals=list(range(1, n_layers + 1)), autorange="reversed"),
         height=height,
         margin=dict(l=10, r=10, t=110, b=10),

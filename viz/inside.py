@@ -31,36 +31,71 @@ def residual_figure(steps: list[str], stream_norms, update_norms, ratios, labels
     labels: stream, update, ratio, norm, title."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     x = plotly_literal(steps)
-    fig.add_trace(go.Bar(x=x, y=list(stream_norms), name=labels["stream"], marker_color=STREAM_COLOR), secondary_y=False)
-    fig.add_trace(go.Bar(x=x, y=list(update_norms), name=labels["update"], marker_color=UPDATE_COLOR), secondary_y=False)
-    fig.add_trace(go.Scatter(x=x, y=list(ratios), name=labels["ratio"], mode="lines+markers",
-                             line=dict(color=RATIO_COLOR)), secondary_y=True)
-    fig.update_layout(title=_title(labels["title"]), barmode="group", height=430, margin=dict(l=10, r=10, t=90, b=10),
-                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0), xaxis=dict(tickangle=-60))
+    fig.add_trace(
+        go.Bar(x=x, y=list(stream_norms), name=labels["stream"], marker_color=STREAM_COLOR), secondary_y=False
+    )
+    fig.add_trace(
+        go.Bar(x=x, y=list(update_norms), name=labels["update"], marker_color=UPDATE_COLOR), secondary_y=False
+    )
+    fig.add_trace(
+        go.Scatter(x=x, y=list(ratios), name=labels["ratio"], mode="lines+markers", line=dict(color=RATIO_COLOR)),
+        secondary_y=True,
+    )
+    fig.update_layout(
+        title=_title(labels["title"]),
+        barmode="group",
+        height=430,
+        margin=dict(l=10, r=10, t=90, b=10),
+        legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
+        xaxis=dict(tickangle=-60),
+    )
     fig.update_yaxes(title_text=labels["norm"], secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text=labels["ratio"], secondary_y=True, rangemode="tozero", showgrid=False, tickformat=".0%",
-                     tickmode="auto", nticks=6)
+    fig.update_yaxes(
+        title_text=labels["ratio"],
+        secondary_y=True,
+        rangemode="tozero",
+        showgrid=False,
+        tickformat=".0%",
+        tickmode="auto",
+        nticks=6,
+    )
     return fig
 
 
-def layer_norm_figure(norm_input: np.ndarray, standardized: np.ndarray, norm_output: np.ndarray,
-                      labels: dict) -> go.Figure:
+def layer_norm_figure(
+    norm_input: np.ndarray, standardized: np.ndarray, norm_output: np.ndarray, labels: dict
+) -> go.Figure:
     """One position's d_model features at one LayerNorm: as it came in, after subtracting their mean and dividing
     by their standard deviation, and after the learned gain and bias (what the model computed). Each panel's title
     says its mean and variance. labels: input, standardized, output, feature_value, count, title, and stats (a
     template with {mean} and {var})."""
     panels = [(labels["input"], norm_input), (labels["standardized"], standardized), (labels["output"], norm_output)]
-    titles = [html.escape(f"{name}\n{labels['stats'].format(mean=np.mean(v), var=np.var(v))}", quote=False)
-              .replace("\n", "<br>") for name, v in panels]
+    titles = [
+        html.escape(f"{name}\n{labels['stats'].format(mean=np.mean(v), var=np.var(v))}", quote=False).replace(
+            "\n", "<br>"
+        )
+        for name, v in panels
+    ]
     fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.06)
     for col, (name, values) in enumerate(panels, start=1):
-        fig.add_trace(go.Histogram(x=np.asarray(values, dtype=np.float32), nbinsx=40, name=name,
-                                   marker_color=UPDATE_COLOR if col == 2 else STREAM_COLOR, showlegend=False),
-                      row=1, col=col)
+        fig.add_trace(
+            go.Histogram(
+                x=np.asarray(values, dtype=np.float32),
+                nbinsx=40,
+                name=name,
+                marker_color=UPDATE_COLOR if col == 2 else STREAM_COLOR,
+                showlegend=False,
+            ),
+            row=1,
+            col=col,
+        )
         fig.update_xaxes(title_text=labels["feature_value"], row=1, col=col)
     fig.update_yaxes(title_text=labels["count"], row=1, col=1)
-    fig.update_layout(title=dict(text=html.escape(labels["title"], quote=False), y=0.97, yanchor="top"), height=340,
-                      margin=dict(l=10, r=10, t=110, b=10))
+    fig.update_layout(
+        title=dict(text=html.escape(labels["title"], quote=False), y=0.97, yanchor="top"),
+        height=340,
+        margin=dict(l=10, r=10, t=110, b=10),
+    )
     return fig
 
 
@@ -70,30 +105,47 @@ def norm_axes_figure(matrix: np.ndarray, tokens: list[str], position: int, featu
     (a column). labels: layer_norm, batch_norm, token, feature, value, title."""
     matrix = np.asarray(matrix, dtype=np.float32)
     n_tokens, n_features = matrix.shape
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[html.escape(labels["layer_norm"], quote=False),
-                                                         html.escape(labels["batch_norm"], quote=False)],
-                        horizontal_spacing=0.08)
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=[html.escape(labels["layer_norm"], quote=False), html.escape(labels["batch_norm"], quote=False)],
+        horizontal_spacing=0.08,
+    )
     ticks = plotly_literal(tokens)
     bound = float(np.abs(matrix).max()) or 1.0
     for col in (1, 2):
-        fig.add_trace(go.Heatmap(z=matrix, x=list(range(n_features)), y=list(range(n_tokens)), colorscale="RdBu_r",
-                                 zmid=0.0, zmin=-bound, zmax=bound, showscale=col == 2,
-                                 colorbar=dict(title=labels["value"], thickness=10),
-                                 hovertemplate=f"{labels['token']} %{{y}}<br>{labels['feature']} %{{x}}: %{{z:.3f}}"
-                                               "<extra></extra>"), row=1, col=col)
-        fig.update_yaxes(tickmode="array", tickvals=list(range(n_tokens)), ticktext=ticks, autorange="reversed",
-                         row=1, col=col)
+        fig.add_trace(
+            go.Heatmap(
+                z=matrix,
+                x=list(range(n_features)),
+                y=list(range(n_tokens)),
+                colorscale="RdBu_r",
+                zmid=0.0,
+                zmin=-bound,
+                zmax=bound,
+                showscale=col == 2,
+                colorbar=dict(title=labels["value"], thickness=10),
+                hovertemplate=f"{labels['token']} %{{y}}<br>{labels['feature']} %{{x}}: %{{z:.3f}}<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.update_yaxes(
+            tickmode="array", tickvals=list(range(n_tokens)), ticktext=ticks, autorange="reversed", row=1, col=col
+        )
         fig.update_xaxes(title_text=labels["feature"], row=1, col=col)
     box = dict(type="rect", line=dict(color="black", width=3), fillcolor="rgba(0,0,0,0)")
     fig.add_shape(x0=-0.5, x1=n_features - 0.5, y0=position - 0.5, y1=position + 0.5, row=1, col=1, **box)
     fig.add_shape(x0=feature - 0.5, x1=feature + 0.5, y0=-0.5, y1=n_tokens - 0.5, row=1, col=2, **box)
-    fig.update_layout(title=_title(labels["title"]), height=max(300, 120 + 22 * n_tokens),
-                      margin=dict(l=10, r=10, t=90, b=10))
+    fig.update_layout(
+        title=_title(labels["title"]), height=max(300, 120 + 22 * n_tokens), margin=dict(l=10, r=10, t=90, b=10)
+    )
     return fig
 
 
-def sublayer_updates_figure(updates: dict[str, dict[str, np.ndarray]], zero_share: dict[str, np.ndarray],
-                            labels: dict) -> go.Figure:
+def sublayer_updates_figure(
+    updates: dict[str, dict[str, np.ndarray]], zero_share: dict[str, np.ndarray], labels: dict
+) -> go.Figure:
     """updates: stack ("encoder", "decoder") -> sub-layer name -> (layers,) mean |update| / |stream|;
     zero_share: stack -> (layers,) share of the ReLU layer's activations that are 0. Two rows (the stacks), the
     relative updates by sub-layer on the left, the zero share on the right.
@@ -102,35 +154,65 @@ def sublayer_updates_figure(updates: dict[str, dict[str, np.ndarray]], zero_shar
     stacks = list(updates)
     titles = []
     for stack in stacks:
-        titles += [labels["subplot"].format(stack=labels["stacks"][stack], what=labels[what])
-                   for what in ("relative", "zeros")]
-    fig = make_subplots(rows=len(stacks), cols=2, subplot_titles=[html.escape(t, quote=False) for t in titles],
-                        column_widths=[0.65, 0.35], vertical_spacing=0.18, horizontal_spacing=0.08)
+        titles += [
+            labels["subplot"].format(stack=labels["stacks"][stack], what=labels[what]) for what in ("relative", "zeros")
+        ]
+    fig = make_subplots(
+        rows=len(stacks),
+        cols=2,
+        subplot_titles=[html.escape(t, quote=False) for t in titles],
+        column_widths=[0.65, 0.35],
+        vertical_spacing=0.18,
+        horizontal_spacing=0.08,
+    )
     shown = set()
     for row, stack in enumerate(stacks, start=1):
         for name, values in updates[stack].items():
             layers = list(range(1, len(values) + 1))
-            fig.add_trace(go.Bar(x=layers, y=values, name=labels["sublayers"][name], legendgroup=name,
-                                 showlegend=name not in shown, marker_color=SUBLAYER_COLORS.get(name),
-                                 legendrank=SUBLAYER_ORDER.index(name) if name in SUBLAYER_ORDER else 99),
-                          row=row, col=1)
+            fig.add_trace(
+                go.Bar(
+                    x=layers,
+                    y=values,
+                    name=labels["sublayers"][name],
+                    legendgroup=name,
+                    showlegend=name not in shown,
+                    marker_color=SUBLAYER_COLORS.get(name),
+                    legendrank=SUBLAYER_ORDER.index(name) if name in SUBLAYER_ORDER else 99,
+                ),
+                row=row,
+                col=1,
+            )
             shown.add(name)
         share = zero_share[stack]
-        fig.add_trace(go.Bar(x=list(range(1, len(share) + 1)), y=share, marker_color="#756bb1", showlegend=False,
-                             texttemplate="%{y:.0%}", hovertemplate=f"{labels['layer']} %{{x}}: %{{y:.1%}}<extra></extra>"),
-                      row=row, col=2)
+        fig.add_trace(
+            go.Bar(
+                x=list(range(1, len(share) + 1)),
+                y=share,
+                marker_color="#756bb1",
+                showlegend=False,
+                texttemplate="%{y:.0%}",
+                hovertemplate=f"{labels['layer']} %{{x}}: %{{y:.1%}}<extra></extra>",
+            ),
+            row=row,
+            col=2,
+        )
         fig.update_yaxes(range=[0, 1], tickformat=".0%", row=row, col=2)
         for col in (1, 2):
             fig.update_xaxes(title_text=labels["layer"], dtick=1, row=row, col=col)
     # The legend under the last row, clear of its "layer" axis titles.
-    fig.update_layout(title=_title(labels["title"]), barmode="group", height=300 * len(stacks) + 150,
-                      margin=dict(l=10, r=10, t=100, b=70),
-                      legend=dict(orientation="h", y=0, yanchor="bottom", x=0, yref="container"))
+    fig.update_layout(
+        title=_title(labels["title"]),
+        barmode="group",
+        height=300 * len(stacks) + 150,
+        margin=dict(l=10, r=10, t=100, b=70),
+        legend=dict(orientation="h", y=0, yanchor="bottom", x=0, yref="container"),
+    )
     return fig
 
 
-def output_distribution_figure(probabilities: np.ndarray, pieces: list[str], chosen: int, labels: dict,
-                               named: int = 8) -> go.Figure:
+def output_distribution_figure(
+    probabilities: np.ndarray, pieces: list[str], chosen: int, labels: dict, named: int = 8
+) -> go.Figure:
     """The softmax of the output layer over the whole target vocabulary, sorted from the most to the least likely
     piece, on a log scale; the `named` most likely pieces and the chosen one are marked with their text.
     pieces: the vocabulary's pieces (index = id); chosen: the id the step chose. labels: rank, probability,
@@ -139,19 +221,47 @@ def output_distribution_figure(probabilities: np.ndarray, pieces: list[str], cho
     order = np.argsort(-probabilities, kind="stable")
     ranks = np.arange(1, len(order) + 1)
     text = plotly_literal([pieces[i] for i in order[:named]])
-    fig = go.Figure(go.Scatter(x=ranks, y=probabilities[order], mode="lines", line=dict(color=STREAM_COLOR),
-                               hovertemplate=f"{labels['rank']} %{{x}}: %{{y:.2e}}<extra></extra>", showlegend=False))
+    fig = go.Figure(
+        go.Scatter(
+            x=ranks,
+            y=probabilities[order],
+            mode="lines",
+            line=dict(color=STREAM_COLOR),
+            hovertemplate=f"{labels['rank']} %{{x}}: %{{y:.2e}}<extra></extra>",
+            showlegend=False,
+        )
+    )
     # Labels alternate above and below the curve: neighbouring ranks sit close together on a log axis.
     positions = ["top right" if i % 2 else "bottom left" for i in range(len(text))]
-    fig.add_trace(go.Scatter(x=ranks[:named], y=probabilities[order[:named]], mode="markers+text", text=text,
-                             textposition=positions, marker=dict(color=UPDATE_COLOR, size=8), showlegend=False,
-                             hovertemplate="%{text}: %{y:.4f}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=ranks[:named],
+            y=probabilities[order[:named]],
+            mode="markers+text",
+            text=text,
+            textposition=positions,
+            marker=dict(color=UPDATE_COLOR, size=8),
+            showlegend=False,
+            hovertemplate="%{text}: %{y:.4f}<extra></extra>",
+        )
+    )
     rank = int(np.nonzero(order == chosen)[0][0]) + 1
-    fig.add_trace(go.Scatter(x=[rank], y=[probabilities[chosen]], mode="markers", name=labels["chosen"],
-                             marker=dict(color=RATIO_COLOR, size=14, symbol="star"),
-                             hovertemplate=f"{plotly_literal([pieces[chosen]])[0]}: %{{y:.4f}}<extra></extra>"))
-    fig.update_layout(title=_title(labels["title"]), height=380, margin=dict(l=10, r=10, t=60, b=10),
-                      xaxis=dict(title=labels["rank"], type="log"), yaxis=dict(title=labels["probability"], type="log",
-                                                                              exponentformat="power"),
-                      legend=dict(orientation="h", y=-0.2))
+    fig.add_trace(
+        go.Scatter(
+            x=[rank],
+            y=[probabilities[chosen]],
+            mode="markers",
+            name=labels["chosen"],
+            marker=dict(color=RATIO_COLOR, size=14, symbol="star"),
+            hovertemplate=f"{plotly_literal([pieces[chosen]])[0]}: %{{y:.4f}}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=_title(labels["title"]),
+        height=380,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis=dict(title=labels["rank"], type="log"),
+        yaxis=dict(title=labels["probability"], type="log", exponentformat="power"),
+        legend=dict(orientation="h", y=-0.2),
+    )
     return fig

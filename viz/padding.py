@@ -21,17 +21,31 @@ def padded_tokens_figure(pieces: list[list[str]], real: np.ndarray, row_labels: 
     n_rows, n_positions = real.shape
     text = np.array([plotly_literal(row) for row in pieces], dtype=object).T.tolist()  # (positions, sentences)
     state = [[labels["real"] if r else labels["padding"] for r in row] for row in real.T]
-    fig = go.Figure(go.Heatmap(
-        z=real.T.astype(np.float32), x=list(range(n_rows)), y=list(range(n_positions)), text=text,
-        texttemplate="%{text}", textfont=dict(size=13), customdata=state,
-        colorscale=[[0, PAD_COLOR], [1, REAL_COLOR]], zmin=0, zmax=1, showscale=False, xgap=3, ygap=2,
-        hovertemplate=f"{labels['position']} %{{y}}: %{{text}} (%{{customdata}})<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=real.T.astype(np.float32),
+            x=list(range(n_rows)),
+            y=list(range(n_positions)),
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=13),
+            customdata=state,
+            colorscale=[[0, PAD_COLOR], [1, REAL_COLOR]],
+            zmin=0,
+            zmax=1,
+            showscale=False,
+            xgap=3,
+            ygap=2,
+            hovertemplate=f"{labels['position']} %{{y}}: %{{text}} (%{{customdata}})<extra></extra>",
+        )
+    )
     fig.update_layout(
         title=dict(text=html.escape(labels["title"], quote=False).replace("\n", "<br>")),  # narrow: two lines
         xaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=plotly_literal(row_labels), side="top"),
         yaxis=dict(title=labels["position"], autorange="reversed", dtick=1),
-        height=110 + 24 * n_positions, width=140 + 170 * n_rows, margin=dict(l=10, r=10, t=90, b=10),
+        height=110 + 24 * n_positions,
+        width=140 + 170 * n_rows,
+        margin=dict(l=10, r=10, t=90, b=10),
         plot_bgcolor="white",
     )
     return fig

@@ -7,8 +7,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 
-def positional_heatmap(pe: np.ndarray, position_axis: str = "position", dimension_axis: str = "dimension",
-                       title: str = "") -> go.Figure:
+def positional_heatmap(
+    pe: np.ndarray, position_axis: str = "position", dimension_axis: str = "dimension", title: str = ""
+) -> go.Figure:
     """(positions, d_model) -> heatmap, positions down, dimensions across, values in [-1, 1]."""
     fig = go.Figure(
         go.Heatmap(
@@ -30,8 +31,13 @@ def positional_heatmap(pe: np.ndarray, position_axis: str = "position", dimensio
     return fig
 
 
-def positional_curves(pe: np.ndarray, dimensions: list[int], position_axis: str = "position",
-                      title: str = "", dimension_label: str = "dim") -> go.Figure:
+def positional_curves(
+    pe: np.ndarray,
+    dimensions: list[int],
+    position_axis: str = "position",
+    title: str = "",
+    dimension_label: str = "dim",
+) -> go.Figure:
     """PE value against position for the chosen dimensions: even ones are sines, odd ones cosines, and the
     wavelength grows with the dimension index."""
     positions = np.arange(pe.shape[0])

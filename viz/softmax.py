@@ -58,8 +58,11 @@ NEAR_ONE_HOT = 0.99  # a row whose largest weight passes this counts as (nearly)
 def saturation_at(stats: dict, d_k: int) -> dict[str, float]:
     """The saturation statistics at one d_k, for a caption that quotes the same numbers the plot shows."""
     i = list(stats["d_k"]).index(d_k)
-    return {f"{name}_{kind}": float(stats[name][kind][i]) for name in ("max_weight", "entropy", "gradient_norm",
-                                                                      "near_one_hot") for kind in ("scaled", "unscaled")}
+    return {
+        f"{name}_{kind}": float(stats[name][kind][i])
+        for name in ("max_weight", "entropy", "gradient_norm", "near_one_hot")
+        for kind in ("scaled", "unscaled")
+    }
 
 
 def saturation_statistics(d_ks: list[int], n_keys: int = 10, n_trials: int = 400, seed: int = 0) -> dict:
@@ -88,39 +91,63 @@ def variance_figure(stats: dict, labels: dict) -> go.Figure:
     """labels: title, x (d_k), y, unscaled, scaled, theory."""
     d = stats["d_k"]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=d, y=stats["unscaled"], mode="markers+lines", name=labels["unscaled"],
-                             line=dict(color=UNSCALED_COLOR)))
-    fig.add_trace(go.Scatter(x=d, y=stats["scaled"], mode="markers+lines", name=labels["scaled"],
-                             line=dict(color=SCALED_COLOR)))
+    fig.add_trace(
+        go.Scatter(
+            x=d, y=stats["unscaled"], mode="markers+lines", name=labels["unscaled"], line=dict(color=UNSCALED_COLOR)
+        )
+    )
+    fig.add_trace(
+        go.Scatter(x=d, y=stats["scaled"], mode="markers+lines", name=labels["scaled"], line=dict(color=SCALED_COLOR))
+    )
     fig.add_trace(go.Scatter(x=d, y=d, mode="lines", name=labels["theory"], line=dict(dash="dot", color="grey")))
     # Ticks at the d_k values themselves (powers of two) and at whole decades, not Plotly's "2, 5" in between.
     ticks = [int(x) for x in d]
-    fig.update_layout(title=labels["title"],
-                      xaxis=dict(title=labels["x"], type="log", tickmode="array", tickvals=ticks, ticktext=ticks),
-                      yaxis=dict(title=labels["y"], type="log", dtick=1), height=380,
-                      margin=dict(l=10, r=10, t=50, b=10))
+    fig.update_layout(
+        title=labels["title"],
+        xaxis=dict(title=labels["x"], type="log", tickmode="array", tickvals=ticks, ticktext=ticks),
+        yaxis=dict(title=labels["y"], type="log", dtick=1),
+        height=380,
+        margin=dict(l=10, r=10, t=50, b=10),
+    )
     return fig
 
 
-def softmax_pair_figure(scores: np.ndarray, d_k: int, key_tokens: list[str], labels: dict,
-                        masked: np.ndarray | None = None) -> go.Figure:
+def softmax_pair_figure(
+    scores: np.ndarray, d_k: int, key_tokens: list[str], labels: dict, masked: np.ndarray | None = None
+) -> go.Figure:
     """The same raw scores q·k through softmax twice: without and with dividing by sqrt(d_k)."""
     unscaled = softmax(scores, masked)
     scaled = softmax(np.asarray(scores) / np.sqrt(d_k), masked)
     x = list(range(len(key_tokens)))
     ticks = plotly_literal(key_tokens)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=x, y=unscaled, name=labels["unscaled"], marker_color=UNSCALED_COLOR,
-                         hovertemplate="%{y:.4f}<extra></extra>"))
-    fig.add_trace(go.Bar(x=x, y=scaled, name=labels["scaled"], marker_color=SCALED_COLOR,
-                         hovertemplate="%{y:.4f}<extra></extra>"))
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=unscaled,
+            name=labels["unscaled"],
+            marker_color=UNSCALED_COLOR,
+            hovertemplate="%{y:.4f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Bar(x=x, y=scaled, name=labels["scaled"], marker_color=SCALED_COLOR, hovertemplate="%{y:.4f}<extra></extra>")
+    )
     if masked is not None and np.any(masked):
         # A masked key gets weight exactly 0 with or without the scaling: mark it, so it never reads as a low value.
         hidden = [i for i in x if masked[i]]
-        fig.add_trace(go.Scatter(x=hidden, y=[0.04] * len(hidden), mode="markers+text", name=labels["masked"],
-                                 text=[labels["masked"]] * len(hidden), textposition="top center",
-                                 marker=dict(symbol="x", size=10, color="#7f7f7f"),
-                                 hovertemplate=labels["masked"] + "<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=hidden,
+                y=[0.04] * len(hidden),
+                mode="markers+text",
+                name=labels["masked"],
+                text=[labels["masked"]] * len(hidden),
+                textposition="top center",
+                marker=dict(symbol="x", size=10, color="#7f7f7f"),
+                hovertemplate=labels["masked"] + "<extra></extra>",
+            )
+        )
     fig.update_layout(
         title=labels["title"],
         barmode="group",
@@ -140,11 +167,26 @@ def saturation_figure(stats: dict, labels: dict) -> go.Figure:
     for col, name in enumerate(names, start=1):
         for kind, color in (("unscaled", UNSCALED_COLOR), ("scaled", SCALED_COLOR)):
             fig.add_trace(
-                go.Scatter(x=d, y=stats[name][kind], mode="markers+lines", name=labels[kind],
-                           line=dict(color=color), showlegend=col == 1, legendgroup=kind),
-                row=1, col=col,
+                go.Scatter(
+                    x=d,
+                    y=stats[name][kind],
+                    mode="markers+lines",
+                    name=labels[kind],
+                    line=dict(color=color),
+                    showlegend=col == 1,
+                    legendgroup=kind,
+                ),
+                row=1,
+                col=col,
             )
-        fig.update_xaxes(type="log", title_text=labels["x"], tickmode="array", tickvals=[int(x) for x in d][::2],
-                         ticktext=[int(x) for x in d][::2], row=1, col=col)
+        fig.update_xaxes(
+            type="log",
+            title_text=labels["x"],
+            tickmode="array",
+            tickvals=[int(x) for x in d][::2],
+            ticktext=[int(x) for x in d][::2],
+            row=1,
+            col=col,
+        )
     fig.update_layout(title=labels["title"], height=380, margin=dict(l=10, r=10, t=70, b=10))
     return fig

@@ -55,20 +55,42 @@ def steps_table(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> p
 def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str], labels: dict) -> go.Figure:
     """q (1 x d_k), K and V (keys x d_k) of one head, side by side."""
     keys = plotly_literal(key_tokens)
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[labels["q"], labels["k"], labels["v"]],
-                        row_heights=[1.0], horizontal_spacing=0.12)
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=[labels["q"], labels["k"], labels["v"]],
+        row_heights=[1.0],
+        horizontal_spacing=0.12,
+    )
     limit = float(max(np.abs(steps.k).max(), np.abs(steps.q).max(), np.abs(steps.v).max(), 1e-6))
-    for col, (z, rows) in enumerate(((steps.q[None, :], plotly_literal([query_token])),
-                                     (steps.k, keys), (steps.v, keys)), start=1):
+    for col, (z, rows) in enumerate(
+        ((steps.q[None, :], plotly_literal([query_token])), (steps.k, keys), (steps.v, keys)), start=1
+    ):
         fig.add_trace(
-            go.Heatmap(z=z, y=list(range(len(rows))), colorscale="RdBu", zmid=0, zmin=-limit, zmax=limit,
-                       showscale=col == 3, customdata=[[r] * z.shape[1] for r in rows],
-                       hovertemplate="%{customdata}<br>" + labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>"),
-            row=1, col=col,
+            go.Heatmap(
+                z=z,
+                y=list(range(len(rows))),
+                colorscale="RdBu",
+                zmid=0,
+                zmin=-limit,
+                zmax=limit,
+                showscale=col == 3,
+                customdata=[[r] * z.shape[1] for r in rows],
+                hovertemplate="%{customdata}<br>" + labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>",
+            ),
+            row=1,
+            col=col,
         )
         # V has the same rows as K; labelling them once keeps the panels from overlapping.
-        fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed",
-                         showticklabels=col != 3, row=1, col=col)
+        fig.update_yaxes(
+            tickmode="array",
+            tickvals=list(range(len(rows))),
+            ticktext=rows,
+            autorange="reversed",
+            showticklabels=col != 3,
+            row=1,
+            col=col,
+        )
         fig.update_xaxes(title_text="d_k", row=1, col=col)
     fig.update_layout(height=max(260, 80 + 24 * len(key_tokens)), margin=dict(l=10, r=10, t=40, b=10))
     return fig
@@ -78,14 +100,27 @@ def steps_figure(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> 
     """Three panels over the keys: q·k, then divided by sqrt(d_k) (masked keys marked), then the softmax."""
     x = list(range(len(key_tokens)))
     ticks = plotly_literal(key_tokens)
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[labels["scores"], labels["scaled"], labels["weights"]])
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=[labels["scores"], labels["scaled"], labels["weights"]],
+    )
     fig.add_trace(go.Bar(x=x, y=steps.scores, marker_color="#7f7f7f", name=labels["scores"]), row=1, col=1)
     colors = ["#c9c9c9" if m else "#1f77b4" for m in steps.masked]
-    fig.add_trace(go.Bar(x=x, y=np.where(steps.masked, 0.0, steps.scaled), marker_color=colors,
-                         name=labels["scaled"],
-                         text=[labels["masked"] if m else "" for m in steps.masked], textposition="outside"),
-                  row=2, col=1)
+    fig.add_trace(
+        go.Bar(
+            x=x,
+            y=np.where(steps.masked, 0.0, steps.scaled),
+            marker_color=colors,
+            name=labels["scaled"],
+            text=[labels["masked"] if m else "" for m in steps.masked],
+            textposition="outside",
+        ),
+        row=2,
+        col=1,
+    )
     fig.add_trace(go.Bar(x=x, y=steps.weights, marker_color="#2ca02c", name=labels["weights"]), row=3, col=1)
     fig.update_yaxes(range=[0, 1], row=3, col=1)
     fig.update_xaxes(tickmode="array", tickvals=x, ticktext=ticks, row=3, col=1)
@@ -95,10 +130,21 @@ def steps_figure(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> 
 
 def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
     """The head's output for this query, sum_j w_j v_j, as a 1 x d_k strip."""
-    fig = go.Figure(go.Heatmap(z=steps.output[None, :], colorscale="RdBu", zmid=0,
-                               hovertemplate=labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>"))
-    fig.update_layout(title=labels["output"], height=160, yaxis=dict(showticklabels=False),
-                      xaxis_title="d_k", margin=dict(l=10, r=10, t=40, b=10))
+    fig = go.Figure(
+        go.Heatmap(
+            z=steps.output[None, :],
+            colorscale="RdBu",
+            zmid=0,
+            hovertemplate=labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=labels["output"],
+        height=160,
+        yaxis=dict(showticklabels=False),
+        xaxis_title="d_k",
+        margin=dict(l=10, r=10, t=40, b=10),
+    )
     return fig
 
 
@@ -115,9 +161,17 @@ def square_bins(points: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
     return edges[0], edges[1]
 
 
-def qk_space_figure(queries: np.ndarray, keys: np.ndarray, sample_queries: np.ndarray, sample_keys: np.ndarray,
-                    query_labels: list[str], key_labels: list[str], chosen: int, weights: np.ndarray,
-                    labels: dict) -> go.Figure:
+def qk_space_figure(
+    queries: np.ndarray,
+    keys: np.ndarray,
+    sample_queries: np.ndarray,
+    sample_keys: np.ndarray,
+    query_labels: list[str],
+    key_labels: list[str],
+    chosen: int,
+    weights: np.ndarray,
+    labels: dict,
+) -> go.Figure:
     """One head's queries (circles) and keys (triangles) in 2-D: the held-out sample shaded, the current
     sentence's points coloured by position and labelled; lines from the chosen query to every key it sees, as
     thick and opaque as its weight. labels: query, key, sample_query, sample_key, x, y, title, weight."""
@@ -127,38 +181,97 @@ def qk_space_figure(queries: np.ndarray, keys: np.ndarray, sample_queries: np.nd
     # binned images ~0.01 s, and a cloud of 2,000 overlapping points reads no better than its density.
     everything = np.concatenate([queries, keys, sample_queries, sample_keys])
     x_edges, y_edges = square_bins(everything, QK_BINS)
-    for points, rgb, name in ((sample_queries, "49,130,189", labels["sample_query"]),
-                              (sample_keys, "230,85,13", labels["sample_key"])):
+    for points, rgb, name in (
+        (sample_queries, "49,130,189", labels["sample_query"]),
+        (sample_keys, "230,85,13", labels["sample_key"]),
+    ):
         counts, _, _ = np.histogram2d(points[:, 0], points[:, 1], bins=[x_edges, y_edges])
         shade = np.sqrt(counts.T)  # rows are y; the square root keeps the sparse cells visible
-        fig.add_trace(go.Heatmap(z=np.where(shade > 0, shade, np.nan), x=(x_edges[:-1] + x_edges[1:]) / 2,
-                                 y=(y_edges[:-1] + y_edges[1:]) / 2, showscale=False, hoverinfo="skip",
-                                 colorscale=[[0, f"rgba({rgb},0.10)"], [1, f"rgba({rgb},0.65)"]]))
+        fig.add_trace(
+            go.Heatmap(
+                z=np.where(shade > 0, shade, np.nan),
+                x=(x_edges[:-1] + x_edges[1:]) / 2,
+                y=(y_edges[:-1] + y_edges[1:]) / 2,
+                showscale=False,
+                hoverinfo="skip",
+                colorscale=[[0, f"rgba({rgb},0.10)"], [1, f"rgba({rgb},0.65)"]],
+            )
+        )
         # a heatmap has no legend entry: a square marker in its colour names it
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                                 marker=dict(symbol="square", size=12, color=f"rgba({rgb},0.45)")))
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=name,
+                hoverinfo="skip",
+                marker=dict(symbol="square", size=12, color=f"rgba({rgb},0.45)"),
+            )
+        )
     weights = np.asarray(weights, dtype=float)
     for j, w in enumerate(weights):
         if w >= 0.02:
-            fig.add_trace(go.Scatter(x=[queries[chosen, 0], keys[j, 0]], y=[queries[chosen, 1], keys[j, 1]],
-                                     mode="lines", line=dict(color="#d62728", width=1 + 6 * w), opacity=min(1.0, 0.2 + w),
-                                     showlegend=False, hoverinfo="skip"))
+            fig.add_trace(
+                go.Scatter(
+                    x=[queries[chosen, 0], keys[j, 0]],
+                    y=[queries[chosen, 1], keys[j, 1]],
+                    mode="lines",
+                    line=dict(color="#d62728", width=1 + 6 * w),
+                    opacity=min(1.0, 0.2 + w),
+                    showlegend=False,
+                    hoverinfo="skip",
+                )
+            )
     q_text, k_text = plotly_literal(query_labels), plotly_literal(key_labels)
-    fig.add_trace(go.Scatter(
-        x=queries[:, 0], y=queries[:, 1], mode="markers+text", name=labels["query"], text=q_text,
-        textposition="top center", marker=dict(symbol="circle", size=11, color=list(range(len(queries))),
-                                               colorscale="Blues", line=dict(width=1, color="#08306b")),
-        hovertemplate=f"{labels['query']} %{{customdata}}: %{{text}}<extra></extra>",
-        customdata=list(range(len(queries)))))
-    fig.add_trace(go.Scatter(
-        x=keys[:, 0], y=keys[:, 1], mode="markers+text", name=labels["key"], text=k_text,
-        textposition="bottom center", marker=dict(symbol="triangle-up", size=12, color=list(range(len(keys))),
-                                                  colorscale="Oranges", line=dict(width=1, color="#7f2704")),
-        customdata=np.stack([np.arange(len(keys)), weights], -1),
-        hovertemplate=(f"{labels['key']} %{{customdata[0]:.0f}}: %{{text}}<br>{labels['weight']}: "
-                       "%{customdata[1]:.3f}<extra></extra>")))
-    fig.update_layout(title=dict(text=labels["title"]), xaxis_title=labels["x"], yaxis_title=labels["y"],
-                      height=560, margin=dict(l=10, r=10, t=60, b=10), plot_bgcolor="white",
-                      legend=dict(orientation="h", y=-0.12))
+    fig.add_trace(
+        go.Scatter(
+            x=queries[:, 0],
+            y=queries[:, 1],
+            mode="markers+text",
+            name=labels["query"],
+            text=q_text,
+            textposition="top center",
+            marker=dict(
+                symbol="circle",
+                size=11,
+                color=list(range(len(queries))),
+                colorscale="Blues",
+                line=dict(width=1, color="#08306b"),
+            ),
+            hovertemplate=f"{labels['query']} %{{customdata}}: %{{text}}<extra></extra>",
+            customdata=list(range(len(queries))),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=keys[:, 0],
+            y=keys[:, 1],
+            mode="markers+text",
+            name=labels["key"],
+            text=k_text,
+            textposition="bottom center",
+            marker=dict(
+                symbol="triangle-up",
+                size=12,
+                color=list(range(len(keys))),
+                colorscale="Oranges",
+                line=dict(width=1, color="#7f2704"),
+            ),
+            customdata=np.stack([np.arange(len(keys)), weights], -1),
+            hovertemplate=(
+                f"{labels['key']} %{{customdata[0]:.0f}}: %{{text}}<br>{labels['weight']}: "
+                "%{customdata[1]:.3f}<extra></extra>"
+            ),
+        )
+    )
+    fig.update_layout(
+        title=dict(text=labels["title"]),
+        xaxis_title=labels["x"],
+        yaxis_title=labels["y"],
+        height=560,
+        margin=dict(l=10, r=10, t=60, b=10),
+        plot_bgcolor="white",
+        legend=dict(orientation="h", y=-0.12),
+    )
     fig.update_yaxes(scaleanchor="x", constrain="domain")
     return fig

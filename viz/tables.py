@@ -11,8 +11,9 @@ def probability_text(p: float) -> str:
     return "< 0.0001" if p < 0.00005 else f"{p:.4f}"
 
 
-def token_table(pieces: list[str], probabilities: list[float], alternatives: list[list[tuple[str, float]]],
-                labels: dict) -> pd.DataFrame:
+def token_table(
+    pieces: list[str], probabilities: list[float], alternatives: list[list[tuple[str, float]]], labels: dict
+) -> pd.DataFrame:
     """One row per output piece: its step (numbered from 0 like the decoder positions, so step t is the piece that
     decoder position t chose), the piece, its probability, the top alternatives at that step."""
     return pd.DataFrame(
@@ -20,8 +21,9 @@ def token_table(pieces: list[str], probabilities: list[float], alternatives: lis
             labels["position"]: list(range(len(pieces))),
             labels["piece"]: pieces,
             labels["probability"]: [probability_text(p) for p in probabilities],
-            labels["alternatives"]: ["  ".join(f"{piece} {probability_text(p)}" for piece, p in alts)
-                                     for alts in alternatives],
+            labels["alternatives"]: [
+                "  ".join(f"{piece} {probability_text(p)}" for piece, p in alts) for alts in alternatives
+            ],
         }
     )
 
@@ -46,6 +48,7 @@ def localized_head_table(frame: pd.DataFrame, t, lang: str, kind_names: dict[str
     """A probe table (head statistics, named heads, strongest heads, ablation ranking) for a reader: every column
     name, attention kind, statistic and role in the interface language. t: viz.text.t; kind_names: kind -> the
     name of its view in that language. Numbers are rounded to 3 places."""
+
     def known(key: str) -> bool:
         try:
             t(key, lang)
@@ -61,7 +64,9 @@ def localized_head_table(frame: pd.DataFrame, t, lang: str, kind_names: dict[str
 
     def role(text: str) -> str:
         separator = "、" if lang == "zh" else ", "
-        return separator.join(t(f"role_{r}", lang) if known(f"role_{r}") else r for r in text.split(", ")) if text else ""
+        return (
+            separator.join(t(f"role_{r}", lang) if known(f"role_{r}") else r for r in text.split(", ")) if text else ""
+        )
 
     shown = frame.copy()
     if "kind" in shown:

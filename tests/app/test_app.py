@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import html
 import gc
+import html
 import json
 import weakref
 
@@ -19,8 +19,19 @@ from viz.text import markdown_literal
 from ..conftest import ROOT
 
 APP = str(ROOT / "app.py")
-TAB_KEYS = ("tab_encoder", "tab_decoder", "tab_cross", "tab_positional", "tab_softmax", "tab_steps", "tab_heads",
-            "tab_ablation", "tab_decoding", "tab_lens", "tab_qk")
+TAB_KEYS = (
+    "tab_encoder",
+    "tab_decoder",
+    "tab_cross",
+    "tab_positional",
+    "tab_softmax",
+    "tab_steps",
+    "tab_heads",
+    "tab_ablation",
+    "tab_decoding",
+    "tab_lens",
+    "tab_qk",
+)
 
 
 def run_app(**query) -> AppTest:
@@ -90,8 +101,20 @@ def test_default_page_renders_every_view(checkpoint_root):
     figs = every_figure(at)
     for kind in ("encoder_self", "decoder_self", "cross"):
         assert f"heatmap-{kind}" in figs and f"grid-{kind}" in figs
-    for key in ("pe-heatmap", "pe-curves", "pe-similarity", "variance", "pair", "saturation", "model-scaling",
-                "steps-vectors", "steps-bars", "steps-output", "logit-lens", "qk-space"):
+    for key in (
+        "pe-heatmap",
+        "pe-curves",
+        "pe-similarity",
+        "variance",
+        "pair",
+        "saturation",
+        "model-scaling",
+        "steps-vectors",
+        "steps-bars",
+        "steps-output",
+        "logit-lens",
+        "qk-space",
+    ):
         assert key in figs, key
     lens = heat(figs["logit-lens"])  # decoder layers x decoding steps
     assert lens.shape == (2, len(figs["heatmap-cross"]["layout"]["yaxis"]["ticktext"]))
@@ -140,9 +163,13 @@ def test_typing_a_sentence_updates_translation_and_all_three_maps(checkpoint_roo
     at.text_input(key="sentence").input("I like coffee.").run()
     assert not at.exception
     after = every_figure(at)
-    assert after["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"] != before["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"]
-    assert "▁coffee" in "".join(after["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]) or \
-        "coffee" in "".join(after["heatmap-cross"]["layout"]["xaxis"]["ticktext"])
+    assert (
+        after["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"]
+        != before["heatmap-encoder_self"]["layout"]["yaxis"]["ticktext"]
+    )
+    assert "▁coffee" in "".join(after["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"]) or "coffee" in "".join(
+        after["heatmap-cross"]["layout"]["xaxis"]["ticktext"]
+    )
     for kind in ("encoder_self", "decoder_self", "cross"):
         assert heat(after[f"heatmap-{kind}"]).shape != (0,)
     assert at.query_params["s"] == "I like coffee."
@@ -316,8 +343,25 @@ def test_head_tables_speak_the_interface_language(monkeypatch):
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     at = open_tab(run_app(lang="zh"), "tab_heads")
     assert not at.exception
-    english = {"kind", "layer", "head", "entropy", "distance", "same", "previous", "next", "boundary", "punctuation",
-               "max_weight", "role", "statistic", "value", "bleu", "bleu_drop", "log_prob_drop"}
+    english = {
+        "kind",
+        "layer",
+        "head",
+        "entropy",
+        "distance",
+        "same",
+        "previous",
+        "next",
+        "boundary",
+        "punctuation",
+        "max_weight",
+        "role",
+        "statistic",
+        "value",
+        "bleu",
+        "bleu_drop",
+        "log_prob_drop",
+    }
     assert len(at.dataframe) >= 3
     for table in at.dataframe:
         frame = table.value
@@ -391,13 +435,15 @@ def test_what_if_writes_another_piece_decodes_on_lives_in_the_link_and_undoes(ch
     assert not at.exception
     second_id = loaded.target_tokenizer.processor.PieceToId(second)
     assert at.session_state["trail"] == [[1, second_id]] and at.query_params["force"] == f"1:{second_id}"
-    expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
-                                forced={1: second_id})
+    expected = decode.translate(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.", forced={1: second_id}
+    )
     assert translation_markdown(at).strip() == f"### {markdown_literal(expected.target_text)}".strip()
     assert any("What if" in i.value for i in at.info)
     # every view is on the new path: the cross-attention map is the forced run's
-    np.testing.assert_allclose(heat(figures(open_tab(at, "tab_cross"))["heatmap-cross"]),
-                               expected.cross_attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(
+        heat(figures(open_tab(at, "tab_cross"))["heatmap-cross"]), expected.cross_attention[0, 0], atol=1e-6
+    )
     # the link opens the same path; undo goes back to the model's own translation
     linked = run_app(s="I like tea.", force=f"1:{second_id}")
     assert translation_markdown(linked).strip() == f"### {markdown_literal(expected.target_text)}".strip()
@@ -448,8 +494,11 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
         # the note's precision and recall come with the counts they rest on (confidence.json)
         calibration = json.loads((ROOT / "checkpoints" / "en-zh" / "confidence.json").read_text())
         caught = round(calibration["recall"] * calibration["test_bad"])
-        counts = (f"{caught} of {calibration['test_bad']}" if lang == "en" else
-                  f"{calibration['test_bad']} 个中的 {caught} 个")
+        counts = (
+            f"{caught} of {calibration['test_bad']}"
+            if lang == "en"
+            else f"{calibration['test_bad']} 个中的 {caught} 个"
+        )
         assert counts in about, lang
         # beside the greedy scores, those of the sidebar's beam search (width 4), as eval.json has them
         everyday = json.loads((ROOT / "checkpoints" / "en-zh" / "eval.json").read_text())["everyday"]
@@ -464,9 +513,20 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
 
 # Views drawn from the model's own numbers for the current sentence: each must change when the checkpoint does.
 # (The positional-encoding and synthetic softmax plots depend only on d_model, the same in both.)
-MODEL_VIEWS = ("heatmap-encoder_self", "heatmap-decoder_self", "heatmap-cross", "grid-encoder_self",
-               "grid-decoder_self", "grid-cross", "model-scaling", "steps-vectors", "steps-bars", "steps-output",
-               "stats-grid", "decoding-step")
+MODEL_VIEWS = (
+    "heatmap-encoder_self",
+    "heatmap-decoder_self",
+    "heatmap-cross",
+    "grid-encoder_self",
+    "grid-decoder_self",
+    "grid-cross",
+    "model-scaling",
+    "steps-vectors",
+    "steps-bars",
+    "steps-output",
+    "stats-grid",
+    "decoding-step",
+)
 
 
 def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypatch):
@@ -495,8 +555,9 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
 def test_presentation_mode_moves_the_view_choices_above_the_maps_and_lives_in_the_url(checkpoint_root):
     at = run_app(present="1")
     assert not at.exception
-    assert at.session_state["present"] is True and at.query_params["present"] == ["1"] or \
-        at.query_params["present"] == "1"
+    assert (
+        at.session_state["present"] is True and at.query_params["present"] == ["1"] or at.query_params["present"] == "1"
+    )
     sidebar_keys = {w.key for w in at.sidebar.selectbox}
     assert "layer" not in sidebar_keys and "head" not in sidebar_keys
     assert at.selectbox(key="layer") is not None and at.selectbox(key="head") is not None
@@ -544,7 +605,9 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
         trace = figs[name]["data"][0]
         assert (trace["zmin"], trace["zmax"]) == (0.0, 1.0)  # one colour scale for both
     loaded = load_checkpoint(tiny_checkpoint)
-    expected = [decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, s) for s in (first, second)]
+    expected = [
+        decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, s) for s in (first, second)
+    ]
     np.testing.assert_allclose(a, expected[0].encoder_self_attention[0, 0], atol=1e-6)
     np.testing.assert_allclose(b, expected[1].encoder_self_attention[0, 0], atol=1e-6)
     np.testing.assert_allclose(heat(figs["compare-difference"]), a - b, atol=1e-6)
@@ -560,8 +623,10 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
     assert at.query_params["cmp"] == "2.1.4"  # the choice lives in the link too
     a_maps, b_maps = (e.encoder_self_attention for e in expected)
     where_b = [expected[1].source_pieces.index(pieces[i]) for i in (2, 1, 4)]  # the same pieces in the second
-    score = 0.5 * ((a_maps[:, :, 2, 1] - b_maps[:, :, where_b[0], where_b[1]])
-                   + (b_maps[:, :, where_b[0], where_b[2]] - a_maps[:, :, 2, 4]))
+    score = 0.5 * (
+        (a_maps[:, :, 2, 1] - b_maps[:, :, where_b[0], where_b[1]])
+        + (b_maps[:, :, where_b[0], where_b[2]] - a_maps[:, :, 2, 4])
+    )
     np.testing.assert_allclose(heat(figures(at)["compare-heads"]), score, atol=1e-6)
     # Another pair of sentences starts on its own words again, not on the old positions.
     at.text_input(key="sentence").set_value("The animal didn't cross the street because it was too tired.").run()
@@ -586,8 +651,11 @@ def test_the_head_search_pair_lives_in_the_link(checkpoint_root):
     at.selectbox(key="search_key").select_index(2).run()
     assert at.query_params["pair"] == "cross.1.2"
     shared = open_tab(run_app(s="I like tea.", pair="cross.1.2"), "tab_search")
-    assert (shared.radio(key="search_kind").value, shared.selectbox(key="search_query").value,
-            shared.selectbox(key="search_key").value) == ("cross", 1, 2)
+    assert (
+        shared.radio(key="search_kind").value,
+        shared.selectbox(key="search_query").value,
+        shared.selectbox(key="search_key").value,
+    ) == ("cross", 1, 2)
     bad = run_app(pair="cross.x.2")
     assert not bad.exception and any("`pair`" in w.value for w in bad.warning)
 
@@ -615,8 +683,12 @@ def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoin
     assert kept and all(callable(data) for data in kept)
     flow_prefetcher().submit(lambda: None).result(timeout=120)  # a computation ahead holds its translation
     cache = translation_cache()
-    held = [weakref.ref(t) for value in cache.values() for t in (value if isinstance(value, list) else [value])
-            if isinstance(t, decode.Translation)]
+    held = [
+        weakref.ref(t)
+        for value in cache.values()
+        for t in (value if isinstance(value, list) else [value])
+        if isinstance(t, decode.Translation)
+    ]
     assert held
     cache.clear()
     gc.collect()

@@ -8,14 +8,12 @@ import time
 
 import numpy as np
 import streamlit as st
+from streamlit.testing.v1 import AppTest
 
 from model import attribute, decode
 from model.checkpoint import load_checkpoint
 
 from ..conftest import ROOT
-
-from streamlit.testing.v1 import AppTest
-
 from .test_app import APP, figures, heat, open_tab, run_app
 
 
@@ -35,10 +33,13 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
         fig = figures(at)["heatmap-cross"]
         assert fig["layout"]["yaxis"]["ticktext"] == raw["layout"]["yaxis"]["ticktext"]  # the map keeps its axes
         assert fig["layout"]["xaxis"]["ticktext"] == raw["layout"]["xaxis"]["ticktext"]
-        np.testing.assert_allclose(heat(fig), expected_map(tiny_checkpoint, "I like tea.", method, "cross"),
-                                   rtol=1e-3, atol=1e-5)
-        assert any(c.value.startswith(("Each cell is", "Value zeroing", "Attention rollout", "Gradient × input"))
-                   for c in at.caption)
+        np.testing.assert_allclose(
+            heat(fig), expected_map(tiny_checkpoint, "I like tea.", method, "cross"), rtol=1e-3, atol=1e-5
+        )
+        assert any(
+            c.value.startswith(("Each cell is", "Value zeroing", "Attention rollout", "Gradient × input"))
+            for c in at.caption
+        )
     assert fig["data"][0]["zmin"] == -fig["data"][0]["zmax"]  # signed scores: a scale centred on 0
     assert at.query_params["flow"] in ("gradient-x-input", ["gradient-x-input"])
     # Norm shares of a row sum to 1, like the weights.
@@ -99,8 +100,12 @@ def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_ro
 
     from .test_lessons import open_lesson
 
-    table = faithfulness.faithfulness_table(*_loaded(tiny_checkpoint), ["Tom drinks tea.", "I like coffee."],
-                                            ("attention", "norm", "rollout"), slow_sentences=0)
+    table = faithfulness.faithfulness_table(
+        *_loaded(tiny_checkpoint),
+        ["Tom drinks tea.", "I like coffee."],
+        ("attention", "norm", "rollout"),
+        slow_sentences=0,
+    )
     table.to_csv(checkpoint_root / "tiny-a" / "faithfulness.csv", index=False)
     at = open_lesson(run_app(s="Tom drinks tea."), "lesson_explanation")
     fig = figures(at)["explain-methods"]
@@ -137,8 +142,9 @@ def test_measured_roles_and_importance_on_the_head_statistics_view(monkeypatch):
         title = figures(at)["importance-grid"]["layout"]["title"]["text"].replace("<br>", " ")
         assert ("each encoder self-attention head" in title) if lang == "en" else ("编码器自注意力" in title)
         columns = [list(d.value.columns) for d in at.dataframe]  # one spelling of layer and head in every table
-        assert {c for cols in columns for c in cols if c.lower() in ("layer", "head", "层", "头")} == \
-            ({"layer", "head"} if lang == "en" else {"层", "头"})
+        assert {c for cols in columns for c in cols if c.lower() in ("layer", "head", "层", "头")} == (
+            {"layer", "head"} if lang == "en" else {"层", "头"}
+        )
 
 
 def test_head_search_ranks_cross_attention_heads_by_gold_aer(monkeypatch):
@@ -149,11 +155,16 @@ def test_head_search_ranks_cross_attention_heads_by_gold_aer(monkeypatch):
     at.radio(key="search_by").set_value("aer").run()
     assert not at.exception
     import json
+
     rows = json.loads((ROOT / "checkpoints" / "en-de" / "alignment.json").read_text())["results"]
     best = min((r for r in rows if r["method"] == "attention" and isinstance(r["head"], int)), key=lambda r: r["aer"])
-    assert any(b.label.endswith(f"layer {best['layer']}, head {best['head']}") or
-               f"{best['layer']}" in b.label and f"{best['head']}" in b.label for b in at.button
-               if b.key == "search-open-0")
+    assert any(
+        b.label.endswith(f"layer {best['layer']}, head {best['head']}")
+        or f"{best['layer']}" in b.label
+        and f"{best['head']}" in b.label
+        for b in at.button
+        if b.key == "search-open-0"
+    )
     np.testing.assert_allclose(heat(figures(at)["search-grid"]).min(), best["aer"])
 
 
@@ -170,8 +181,9 @@ def test_a_row_of_the_per_piece_table_offers_its_alternatives_as_what_if_choices
     buttons[0].click().run()
     piece_id = loaded.target_tokenizer.processor.PieceToId(others[0])
     assert at.session_state["trail"] == [[1, piece_id]]
-    expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
-                                forced={1: piece_id})
+    expected = decode.translate(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.", forced={1: piece_id}
+    )
     assert expected.target_text in next(m.value for m in at.markdown if m.value.startswith("### "))
 
 

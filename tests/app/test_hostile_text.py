@@ -47,8 +47,9 @@ def test_an_unknown_piece_in_the_step_caption_is_not_a_link(checkpoint_root):
 def test_a_too_long_reference_is_cut_without_an_end_token_and_with_a_warning(checkpoint_root, tiny_checkpoint):
     loaded = load_checkpoint(tiny_checkpoint)
     reference = "我喜欢茶。" * 40
-    forced = teacher_force(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
-                           reference=reference)
+    forced = teacher_force(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.", reference=reference
+    )
     assert forced.reference_truncated and not forced.finished
     assert forced.target_pieces[-1] != "</s>" and len(forced.target_pieces) == loaded.model.cfg.max_len - 1
     at = run_app()
@@ -59,8 +60,9 @@ def test_a_too_long_reference_is_cut_without_an_end_token_and_with_a_warning(che
 
 def test_reference_characters_outside_the_vocabulary_are_named(checkpoint_root, tiny_checkpoint):
     loaded = load_checkpoint(tiny_checkpoint)
-    forced = teacher_force(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
-                           reference="我喜欢☃茶。")
+    forced = teacher_force(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.", reference="我喜欢☃茶。"
+    )
     assert "☃" in forced.unknown_reference
     assert "<unk:☃>" in forced.target_pieces
     at = run_app()

@@ -54,9 +54,19 @@ def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
         assert any(m.value.startswith("**") for m in at.markdown), lesson  # the lesson's argument, in words
         if LESSONS[lesson]:
             assert at.button(key=f"open-{lesson}").label  # and its link to the explorer
-    for key in ("no-attention-learned", "no-attention-uniform", "order-0-original", "order-1-swapped",
-                "padding-tokens", "padding-map", "residual-norms", "layernorm-histograms", "norm-axes", "ffn-updates",
-                "output-distribution"):
+    for key in (
+        "no-attention-learned",
+        "no-attention-uniform",
+        "order-0-original",
+        "order-1-swapped",
+        "padding-tokens",
+        "padding-map",
+        "residual-norms",
+        "layernorm-histograms",
+        "norm-axes",
+        "ffn-updates",
+        "output-distribution",
+    ):
         assert key in seen, key
 
 
@@ -81,8 +91,14 @@ def test_uniform_cross_attention_lesson_shows_flat_rows_and_the_log_prob_change(
     assert learned.shape[1] == uniform.shape[1] and np.ptp(learned) > 0  # the same source pieces
     loaded = load_checkpoint(tiny_checkpoint)
     tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, at.session_state["sentence"])
-    forced = decode.teacher_force(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, tr.source_text,
-                                  reference_ids=tr.target_ids, uniform_cross=True)
+    forced = decode.teacher_force(
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        tr.source_text,
+        reference_ids=tr.target_ids,
+        uniform_cross=True,
+    )
     said = next(m.value for m in at.markdown if "Log-probability" in m.value)
     assert f"**{tr.log_prob:.2f}**" in said and f"**{forced.log_prob - tr.log_prob:+.2f}**" in said
 
@@ -99,8 +115,12 @@ def test_word_order_lesson_proves_a_bag_of_words_without_positions(monkeypatch):
     original, swapped = heat(charts["order-0-original"]), heat(charts["order-0-swapped"])
     permutation = [0, 5, 2, 3, 4, 1, 6, 7]  # ▁The ▁cat ▁chase s ▁the ▁dog . </s>
     np.testing.assert_allclose(swapped, original[np.ix_(permutation, permutation)], atol=1e-5)
-    assert np.abs(heat(charts["order-1-swapped"]) - heat(charts["order-1-original"])[np.ix_(permutation, permutation)]
-                  ).max() > 0.05
+    assert (
+        np.abs(
+            heat(charts["order-1-swapped"]) - heat(charts["order-1-original"])[np.ix_(permutation, permutation)]
+        ).max()
+        > 0.05
+    )
     # Another pair of words: the sentence changes with one choice.
     at.selectbox(key="order_b").select(2).run()
     assert any("Swapped: The chases dog the cat" in m.value.replace("\\", "") for m in at.markdown)

@@ -36,16 +36,19 @@ def warnings_text(at) -> str:
     return "\n".join(w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("query, parameter", [
-    ({"layer": "²"}, "layer"),
-    ({"beam": "²"}, "beam"),
-    ({"layer": "9" * 5000}, "layer"),
-    ({"head": "-1"}, "head"),
-    ({"head": "x"}, "head"),
-    ({"ckpt": "../../etc"}, "ckpt"),
-    ({"lang": "fr"}, "lang"),
-    ({"beam": "0"}, "beam"),
-])
+@pytest.mark.parametrize(
+    "query, parameter",
+    [
+        ({"layer": "²"}, "layer"),
+        ({"beam": "²"}, "beam"),
+        ({"layer": "9" * 5000}, "layer"),
+        ({"head": "-1"}, "head"),
+        ({"head": "x"}, "head"),
+        ({"ckpt": "../../etc"}, "ckpt"),
+        ({"lang": "fr"}, "lang"),
+        ({"beam": "0"}, "beam"),
+    ],
+)
 def test_a_bad_link_value_is_ignored_with_a_notice(checkpoint_root, query, parameter):
     at = run_app(**query)
     assert not at.exception
@@ -53,8 +56,10 @@ def test_a_bad_link_value_is_ignored_with_a_notice(checkpoint_root, query, param
     assert at.get("plotly_chart")  # the page still shows its maps
 
 
-@pytest.mark.parametrize("query, parameter, used", [
-    ({"layer": "40"}, "layer", 2), ({"head": "99"}, "head", "1"), ({"beam": "99"}, "beam", 8)])
+@pytest.mark.parametrize(
+    "query, parameter, used",
+    [({"layer": "40"}, "layer", 2), ({"head": "99"}, "head", "1"), ({"beam": "99"}, "beam", 8)],
+)
 def test_an_out_of_range_link_value_is_clamped_with_a_notice(checkpoint_root, query, parameter, used):
     at = run_app(**query)
     assert not at.exception
@@ -78,8 +83,11 @@ def test_layers_follow_each_stack_in_a_deeper_encoder(unequal_root):
     # the decoder has one layer: its maps show layer 1 and say why
     assert "layer 1" in figs["heatmap-cross"]["layout"]["title"]["text"]
     assert any("has 1 layers" in c.value for c in open_tab(at, "tab_cross").caption)
-    grids = [e.value for e in open_tab(at, "tab_ablation").dataframe  # a layers x heads grid per kind
-             if list(e.value.index)[:1] == ["L1"]]
+    grids = [
+        e.value
+        for e in open_tab(at, "tab_ablation").dataframe  # a layers x heads grid per kind
+        if list(e.value.index)[:1] == ["L1"]
+    ]
     assert [list(g.index) for g in grids] == [["L1", "L2"], ["L1"], ["L1"]]  # encoder 2 layers, decoder 1
 
 
@@ -98,12 +106,15 @@ def test_layers_follow_each_stack_in_a_deeper_decoder(unequal_root):
     assert not at.exception and "ablation-heatmap" in figures(at)
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"kind,layer\nencoder_self,1\n", "lacks the column"),
-    (b"", "not a readable CSV"),
-    (b"kind,layer,head,entropy\n\xff\xfe,1,1,0.5\n", "not UTF-8"),
-    (b"kind,layer,head,entropy\nencoder_self,one,1,0.5\n", "other than numbers"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"kind,layer\nencoder_self,1\n", "lacks the column"),
+        (b"", "not a readable CSV"),
+        (b"kind,layer,head,entropy\n\xff\xfe,1,1,0.5\n", "not UTF-8"),
+        (b"kind,layer,head,entropy\nencoder_self,one,1,0.5\n", "other than numbers"),
+    ],
+)
 def test_a_malformed_probe_table_is_named_and_the_rest_keeps_working(checkpoint_root, content, reason):
     for name in ("head_stats.csv", "head_ablation.csv"):
         (checkpoint_root / "tiny-a" / name).write_bytes(content)
@@ -115,12 +126,15 @@ def test_a_malformed_probe_table_is_named_and_the_rest_keeps_working(checkpoint_
     assert "decoding-step" in every_figure(at)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["model"].update(n_heads=0), "model.n_heads"),
-    (lambda c: c.update(metadata="hello"), "metadata"),
-    (lambda c: c["metadata"].update(target_language=7), "metadata.target_language"),
-    (lambda c: c["model"].update(d_model="256"), "model.d_model"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["model"].update(n_heads=0), "model.n_heads"),
+        (lambda c: c.update(metadata="hello"), "metadata"),
+        (lambda c: c["metadata"].update(target_language=7), "metadata.target_language"),
+        (lambda c: c["model"].update(d_model="256"), "model.d_model"),
+    ],
+)
 def test_a_broken_config_is_named_without_a_server_path(checkpoint_root, change, message):
     path = checkpoint_root / "tiny-a" / "config.json"
     config = json.loads(path.read_text())

@@ -43,10 +43,19 @@ def test_teacher_forcing_says_fed_and_shows_the_models_own_choice(checkpoint_roo
 
 def test_a_fed_piece_outside_the_top_five_still_gets_its_green_bar():
     from viz.decoding import decoding_step_figure
+
     labels = dict(self="s", cross="c", next="n", weight="w", probability="p")
-    fig = decoding_step_figure(0, np.array([1.0]), ["<s>"], np.array([0.5, 0.5]), ["a", "</s>"],
-                               [("x", 0.5), ("y", 0.2), ("z", 0.1), ("u", 0.1), ("v", 0.05)], "蓝", labels,
-                               chosen_probability=0.001)
+    fig = decoding_step_figure(
+        0,
+        np.array([1.0]),
+        ["<s>"],
+        np.array([0.5, 0.5]),
+        ["a", "</s>"],
+        [("x", 0.5), ("y", 0.2), ("z", 0.1), ("u", 0.1), ("v", 0.05)],
+        "蓝",
+        labels,
+        chosen_probability=0.001,
+    )
     bars = fig.data[2]
     assert list(fig.layout.xaxis3.ticktext)[-1] == "蓝" and bars.y[-1] == 0.001
     assert bars.marker.color[-1] == "#2ca02c" and list(bars.marker.color).count("#2ca02c") == 1
@@ -59,8 +68,10 @@ def test_the_scaling_caption_quotes_the_plotted_numbers(checkpoint_root):
     at64 = softmax_viz.saturation_at(stats, 64)
     assert f"{at64['max_weight_unscaled']:.2f}" in caption and f"{at64['gradient_norm_unscaled']:.3f}" in caption
     assert "independent" in caption and "nearly one-hot" not in caption
-    assert f"{at64['near_one_hot_unscaled']:.0%}".replace("%", "\\%") in caption or \
-        f"{at64['near_one_hot_unscaled']:.0%}" in caption
+    assert (
+        f"{at64['near_one_hot_unscaled']:.0%}".replace("%", "\\%") in caption
+        or f"{at64['near_one_hot_unscaled']:.0%}" in caption
+    )
 
 
 def test_masked_keys_are_marked_in_the_models_scaling_chart(checkpoint_root):
@@ -81,10 +92,59 @@ def test_wording_divides_by_the_square_root_and_names_both_thresholds():
 
 
 # Words allowed in the Chinese interface: notation and names, not English sentences.
-ALLOWED = {"softmax", "d_k", "d_model", "PE", "sin", "cos", "W_O", "W_Q", "W_K", "BLEU", "CSV", "LayerNorm", "Sublayer",
-           "Attention", "Is", "All", "You", "Need", "Transformer", "SentencePiece", "python", "model", "probe",
-           "checkpoint", "split", "test", "ablate", "W_V", "pos", "CPU", "README",
-           "Tatoeba", "JEC", "CC", "CEDICT", "Unicode", "CLDR", "Multi30k", "chrF", "Q", "K", "V", "L", "H", "x", "k", "q", "v", "i", "t", "n"}
+ALLOWED = {
+    "softmax",
+    "d_k",
+    "d_model",
+    "PE",
+    "sin",
+    "cos",
+    "W_O",
+    "W_Q",
+    "W_K",
+    "BLEU",
+    "CSV",
+    "LayerNorm",
+    "Sublayer",
+    "Attention",
+    "Is",
+    "All",
+    "You",
+    "Need",
+    "Transformer",
+    "SentencePiece",
+    "python",
+    "model",
+    "probe",
+    "checkpoint",
+    "split",
+    "test",
+    "ablate",
+    "W_V",
+    "pos",
+    "CPU",
+    "README",
+    "Tatoeba",
+    "JEC",
+    "CC",
+    "CEDICT",
+    "Unicode",
+    "CLDR",
+    "Multi30k",
+    "chrF",
+    "Q",
+    "K",
+    "V",
+    "L",
+    "H",
+    "x",
+    "k",
+    "q",
+    "v",
+    "i",
+    "t",
+    "n",
+}
 
 
 def english_words(text: str) -> set[str]:
@@ -104,8 +164,11 @@ def test_the_chinese_interface_shows_no_english_labels(checkpoint_root):
         texts += [a.get("text", "") for a in layout.get("annotations", [])]
         for trace in spec["data"]:
             texts.append(trace.get("hovertemplate", ""))
-            if trace.get("type") in ("bar", "scatter") and trace.get("showlegend", True) and \
-                    layout.get("showlegend", True):
+            if (
+                trace.get("type") in ("bar", "scatter")
+                and trace.get("showlegend", True)
+                and layout.get("showlegend", True)
+            ):
                 texts.append(trace.get("name", ""))  # a legend entry a reader sees
         words = set().union(*(english_words(str(x)) for x in texts))
         if words:
@@ -117,10 +180,26 @@ def test_the_chinese_interface_text_has_no_english_sentences(checkpoint_root):
     at = run_app(lang="zh")
     texts = []
     for _ in each_tab(at):
-        texts += [e.value for kind in ("caption", "markdown", "info", "warning", "subheader", "title")
-                  for e in getattr(at, kind) if not e.value.startswith("<style>")]  # the page's fixed CSS
-        texts += [w.label for kind in ("selectbox", "radio", "multiselect", "slider", "text_input", "checkbox",
-                                       "select_slider", "button") for w in getattr(at, kind)]
+        texts += [
+            e.value
+            for kind in ("caption", "markdown", "info", "warning", "subheader", "title")
+            for e in getattr(at, kind)
+            if not e.value.startswith("<style>")
+        ]  # the page's fixed CSS
+        texts += [
+            w.label
+            for kind in (
+                "selectbox",
+                "radio",
+                "multiselect",
+                "slider",
+                "text_input",
+                "checkbox",
+                "select_slider",
+                "button",
+            )
+            for w in getattr(at, kind)
+        ]
     sentence = at.session_state["sentence"]
     leftovers = set()
     for text in texts:

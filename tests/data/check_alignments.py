@@ -101,7 +101,9 @@ def check(path: Path, keys: dict[str, str]) -> list[str]:
             pairs.add((i, j))
         if not pairs:
             errors.append(f"{path.name}:{number}: no links")
-        unaligned += len(set(range(len(src))) - {i for i, _ in pairs}) + len(set(range(len(tgt))) - {j for _, j in pairs})
+        unaligned += len(set(range(len(src))) - {i for i, _ in pairs}) + len(
+            set(range(len(tgt))) - {j for _, j in pairs}
+        )
         k = key(source)
         if k in seen:
             errors.append(f"{path.name}:{number}: same English as line {seen[k]}")

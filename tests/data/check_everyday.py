@@ -145,8 +145,10 @@ def main(argv):
         if in_corpus and en not in REQUIRED:
             errors.append(f"line {number}: {en!r} is not a required sentence but occurs in a corpus")
         if mark != ("yes" if in_corpus else "no"):
-            errors.append(f"line {number}: in_corpus is {mark!r} but the sentence is "
-                          f"{'' if in_corpus else 'not '}in a corpus: {en!r}")
+            errors.append(
+                f"line {number}: in_corpus is {mark!r} but the sentence is "
+                f"{'' if in_corpus else 'not '}in a corpus: {en!r}"
+            )
     print(f"{found_any} of {len(rows)} English sentences occur in a training corpus")
 
     if errors:

@@ -17,8 +17,9 @@ def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server
     box.fill("The dog is running in the park.")
     box.press("Enter")
     wait_until_idle(page)
-    page.wait_for_function("() => new URLSearchParams(location.search).get('s') === 'The dog is running in the park.'",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('s') === 'The dog is running in the park.'", timeout=60_000
+    )
 
     translation = page.locator("[data-testid='stMarkdownContainer'] h3").first
     translation.wait_for(timeout=60_000)
@@ -133,8 +134,10 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
     page.goto(streamlit_server, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Two sentences").wait_for(timeout=120_000)
     wait_until_idle(page)
-    for pair, second in (("word order: dog chases cat / cat chases dog", "The cat chases the dog."),
-                         ("“it”: too tired / too wide", "The animal didn't cross the street because it was too wide.")):
+    for pair, second in (
+        ("word order: dog chases cat / cat chases dog", "The cat chases the dog."),
+        ("“it”: too tired / too wide", "The animal didn't cross the street because it was too wide."),
+    ):
         page.locator("[data-testid='stSelectbox']").filter(has_text="Minimal pairs").click()
         page.get_by_role("option", name=pair).click()
         wait_until_idle(page)

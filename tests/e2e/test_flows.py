@@ -51,9 +51,14 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
                     const shown = label === null ? titles.some(x => x && !others.some(o => x.includes(o)))
                                                  : titles.some(x => x.includes(label));
                     return shown ? performance.now() : false;
-                }""", arg=[None if method == "attention" else label, labels], timeout=60_000, polling="raf")
-            timings.append((len(sentence.split()), method,
-                            (drawn.json_value() - page.evaluate("() => window.__pressed")) / 1000))
+                }""",
+                arg=[None if method == "attention" else label, labels],
+                timeout=60_000,
+                polling="raf",
+            )
+            timings.append(
+                (len(sentence.split()), method, (drawn.json_value() - page.evaluate("() => window.__pressed")) / 1000)
+            )
             wait_until_idle(page)
             assert_no_exception(page)
             if method != "attention":
@@ -65,7 +70,8 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
     assert_no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "flow-integrated-gradients.png"))
     (ARTIFACTS / "flow-timings.txt").write_text(
-        "".join(f"{words} words\t{method}\t{seconds:.2f} s\n" for words, method, seconds in timings))
+        "".join(f"{words} words\t{method}\t{seconds:.2f} s\n" for words, method, seconds in timings)
+    )
     page.close()
     # Loose bound for a shared two-core machine; the measured times are in the artifact and benchmarks/README.md.
     assert max(s for _, _, s in timings) < 10

@@ -64,8 +64,12 @@ def overlapping(ticks: list[dict]) -> list[tuple[str, str]]:
             spacing = abs(b["x"] - a["x"]) * abs(math.sin(math.radians(a["angle"])))
             if spacing < 0.9 * a["size"]:
                 pairs.append((a["text"], b["text"]))
-        elif (a["x"] < b["x"] + b["w"] - 1 and b["x"] < a["x"] + a["w"] - 1
-              and a["y"] < b["y"] + b["h"] - 1 and b["y"] < a["y"] + a["h"] - 1):
+        elif (
+            a["x"] < b["x"] + b["w"] - 1
+            and b["x"] < a["x"] + a["w"] - 1
+            and a["y"] < b["y"] + b["h"] - 1
+            and b["y"] < a["y"] + a["h"] - 1
+        ):
             pairs.append((a["text"], b["text"]))
     return pairs
 
@@ -73,8 +77,9 @@ def overlapping(ticks: list[dict]) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("width, height", [(1024, 768), (1280, 720)])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("present", ["0", "1"])
-def test_the_map_is_on_the_first_screen_and_labels_do_not_overlap(streamlit_server, browser, width, height,
-                                                                  lang, present):
+def test_the_map_is_on_the_first_screen_and_labels_do_not_overlap(
+    streamlit_server, browser, width, height, lang, present
+):
     ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": width, "height": height})
     query = urllib.parse.urlencode({"s": SENTENCE, "lang": lang, "present": present})
@@ -109,8 +114,13 @@ def test_the_map_is_on_the_first_screen_and_labels_do_not_overlap(streamlit_serv
 
 def test_long_german_pieces_fit_the_cross_attention_axes(streamlit_server, browser):
     page = browser.new_page(viewport={"width": 1024, "height": 768})
-    query = urllib.parse.urlencode({"s": "The firefighters are extinguishing a burning warehouse near the harbour.",
-                                    "ckpt": "en-de", "present": "1"})
+    query = urllib.parse.urlencode(
+        {
+            "s": "The firefighters are extinguishing a burning warehouse near the harbour.",
+            "ckpt": "en-de",
+            "present": "1",
+        }
+    )
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
     page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .xtick text", state="attached", timeout=120_000)
     wait_until_idle(page)
@@ -146,9 +156,16 @@ MEASURE_TEXT = r"""() => {
 
 def intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
     """Pairs of boxes from different groups (title, axis titles, key labels, query labels) that overlap."""
-    return [(a["text"], b["text"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
-            if a["group"] != b["group"] and a["x"] < b["x"] + b["w"] - 1 and b["x"] < a["x"] + a["w"] - 1
-            and a["y"] < b["y"] + b["h"] - 1 and b["y"] < a["y"] + a["h"] - 1]
+    return [
+        (a["text"], b["text"])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a["group"] != b["group"]
+        and a["x"] < b["x"] + b["w"] - 1
+        and b["x"] < a["x"] + a["w"] - 1
+        and a["y"] < b["y"] + b["h"] - 1
+        and b["y"] < a["y"] + a["h"] - 1
+    ]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -156,8 +173,9 @@ def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_t
     """Issue 21: at 1024×768 in presentation mode the whole cross-attention map of a ten-word sentence is on
     the first screen, and its title, axis titles and labels do not run into each other."""
     page = browser.new_page(viewport={"width": 1024, "height": 768})
-    query = urllib.parse.urlencode({"s": TEN_WORDS, "lang": lang, "present": "1", "view": "tab_cross", "layer": "5",
-                                    "head": "mean"})
+    query = urllib.parse.urlencode(
+        {"s": TEN_WORDS, "lang": lang, "present": "1", "view": "tab_cross", "layer": "5", "head": "mean"}
+    )
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
     page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .ytick text", state="attached", timeout=120_000)
     wait_until_idle(page)
@@ -214,7 +232,9 @@ def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server,
             assert box and main["x"] <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"], (width, key)
         page.get_by_role("tab", name=t(LESSON_KEYS[-1], lang), exact=True).click()
         wait_until_idle(page)
-        assert page.get_by_role("tab", name=t(LESSON_KEYS[-1], lang), exact=True).get_attribute("aria-selected") == "true"
+        assert (
+            page.get_by_role("tab", name=t(LESSON_KEYS[-1], lang), exact=True).get_attribute("aria-selected") == "true"
+        )
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"lessons-{width}x{height}-{lang}.png"))
         assert_no_exception(page)

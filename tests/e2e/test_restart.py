@@ -17,9 +17,26 @@ from .conftest import SIDEBAR, assert_no_exception, free_port, open_view, wait_u
 
 def start(port: int, env: dict) -> subprocess.Popen:
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
     wait_healthy(f"http://127.0.0.1:{port}", timeout=90, poll=0.3)
     return server
 
@@ -55,8 +72,9 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
         before = translation(typing)
         box.fill("Good morning.")
         box.press("Enter")
-        typing.wait_for_function("() => new URLSearchParams(location.search).get('s') === 'Good morning.'",
-                                 timeout=60_000)
+        typing.wait_for_function(
+            "() => new URLSearchParams(location.search).get('s') === 'Good morning.'", timeout=60_000
+        )
         wait_until_idle(typing)
         assert translation(typing) != before  # the new sentence's translation, not the old one
 
@@ -69,8 +87,9 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
         assert "layer 2" in layering.locator(".js-plotly-plot .gtitle").first.text_content()
 
         open_view(tabbing, "Cross-attention")
-        tabbing.wait_for_function("() => new URLSearchParams(location.search).get('view') === 'tab_cross'",
-                                  timeout=60_000)
+        tabbing.wait_for_function(
+            "() => new URLSearchParams(location.search).get('view') === 'tab_cross'", timeout=60_000
+        )
         wait_until_idle(tabbing)
 
         ticking.locator(SIDEBAR).get_by_text("Word level", exact=False).first.click()

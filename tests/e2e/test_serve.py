@@ -13,9 +13,9 @@ import urllib.request
 
 import pytest
 
-from ..conftest import ROOT
 from serve import wait_healthy
 
+from ..conftest import ROOT
 from .conftest import assert_no_exception, free_port, wait_until_idle
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
@@ -61,8 +61,23 @@ def replica_pid(port: int) -> int:
 def served(tiny_checkpoint):
     port, first = free_port(), free_port()
     env = dict(os.environ, ATTENTION_EXPLORER_CHECKPOINTS=str(tiny_checkpoint.parent))
-    process = subprocess.Popen([sys.executable, "-m", "serve", "--workers", "2", "--port", str(port), "--address",
-                                "127.0.0.1", "--first-replica-port", str(first)], cwd=ROOT, env=env)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "serve",
+            "--workers",
+            "2",
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--first-replica-port",
+            str(first),
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, timeout=120)

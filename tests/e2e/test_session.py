@@ -17,6 +17,7 @@ from .conftest import SIDEBAR, assert_no_exception, choose, open_view, visible_h
 
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped en-zh checkpoint")
 
+
 @pytest.fixture(scope="module")
 def en_zh():
     return load_checkpoint(SHIPPED)
@@ -49,7 +50,8 @@ def check_encoder_map_shows(page, loaded, sentence: str) -> None:
         ".find(p => p.offsetParent !== null); const plot = panel && panel.querySelector('.js-plotly-plot');"
         " if (!plot) return false; const ticks = [...plot.querySelectorAll('.xtick text, .ytick text')]"
         ".map(t => t.textContent); return expected.every(e => ticks.some(t => t.includes(e))); }",
-        arg=expected, timeout=60_000,
+        arg=expected,
+        timeout=60_000,
     )
     ticks = visible_heatmap_ticks(page)
     missing = [e for e in expected if not any(e in t for t in ticks)]
@@ -68,20 +70,38 @@ def test_a_lesson_of_many_sentences_on_one_page(streamlit_server, browser, en_zh
     steps = [
         ("The dog is running in the park.", lambda: open_tab(page, "Softmax and √d_k")),
         ("Mary went home.", lambda: choose(page, "Layer", "3")),
-        ("I bought a new computer yesterday because the old one was much too slow and very noisy.",
-         lambda: choose(page, "Head", "head 5")),
+        (
+            "I bought a new computer yesterday because the old one was much too slow and very noisy.",
+            lambda: choose(page, "Head", "head 5"),
+        ),
         ("Tom said ☃ and Ω to me.", lambda: open_tab(page, "Decoding steps")),
-        ("Where is the station?", lambda: (page.locator(SIDEBAR).get_by_text("Beam search", exact=True).click(),
-                                           wait_until_idle(page))),
-        ("Can you help me with my homework?", lambda: (page.locator(SIDEBAR).get_by_text("Word level").click(),
-                                                       wait_until_idle(page))),
-        ("She bought a red car yesterday.", lambda: (
-            page.locator(SIDEBAR).get_by_role("textbox", name="Reference translation (optional, for teacher forcing)").fill(
-                "她昨天买了一辆红色的车。"),
-            page.keyboard.press("Enter"), wait_until_idle(page))),
+        (
+            "Where is the station?",
+            lambda: (page.locator(SIDEBAR).get_by_text("Beam search", exact=True).click(), wait_until_idle(page)),
+        ),
+        (
+            "Can you help me with my homework?",
+            lambda: (page.locator(SIDEBAR).get_by_text("Word level").click(), wait_until_idle(page)),
+        ),
+        (
+            "She bought a red car yesterday.",
+            lambda: (
+                page.locator(SIDEBAR)
+                .get_by_role("textbox", name="Reference translation (optional, for teacher forcing)")
+                .fill("她昨天买了一辆红色的车。"),
+                page.keyboard.press("Enter"),
+                wait_until_idle(page),
+            ),
+        ),
         ("Good morning.", lambda: (open_tab(page, "Step by step"), choose(page, "Head", "mean over heads"))),
-        ("Attention is all you need.", lambda: (page.locator(SIDEBAR).get_by_text("Greedy", exact=True).click(),
-                                                wait_until_idle(page), open_tab(page, "Cross-attention"))),
+        (
+            "Attention is all you need.",
+            lambda: (
+                page.locator(SIDEBAR).get_by_text("Greedy", exact=True).click(),
+                wait_until_idle(page),
+                open_tab(page, "Cross-attention"),
+            ),
+        ),
         ("Tom chased Jerry.", lambda: choose(page, "Layer", "6")),
     ]
     for sentence, change_view in steps:
@@ -98,8 +118,10 @@ def test_a_lesson_of_many_sentences_on_one_page(streamlit_server, browser, en_zh
 
 def test_several_pages_on_one_server_each_get_their_own_translation(streamlit_server, browser, en_zh):
     sentences = ["I am a student.", "The cat is sleeping on the sofa.", "It is raining today."]
-    expected = {s: translate(en_zh.model, en_zh.source_tokenizer, en_zh.target_tokenizer, s, need_qkv=False)
-                .target_text for s in sentences}
+    expected = {
+        s: translate(en_zh.model, en_zh.source_tokenizer, en_zh.target_tokenizer, s, need_qkv=False).target_text
+        for s in sentences
+    }
     contexts = [browser.new_context(viewport={"width": 1200, "height": 900}) for _ in sentences]
     pages = [c.new_page() for c in contexts]
     for page in pages:
@@ -113,8 +135,12 @@ def test_several_pages_on_one_server_each_get_their_own_translation(streamlit_se
         box.press("Enter")
     for page, sentence in zip(pages, sentences):
         wait_until_idle(page)
-        page.wait_for_function("(want) => [...document.querySelectorAll('[data-testid=stMarkdownContainer] h3')]"
-                               ".some(h => h.textContent.trim() === want)", arg=expected[sentence], timeout=60_000)
+        page.wait_for_function(
+            "(want) => [...document.querySelectorAll('[data-testid=stMarkdownContainer] h3')]"
+            ".some(h => h.textContent.trim() === want)",
+            arg=expected[sentence],
+            timeout=60_000,
+        )
         headings = [h.strip() for h in page.locator("[data-testid='stMarkdownContainer'] h3").all_inner_texts()]
         others = [expected[s] for s in sentences if s != sentence]
         assert not set(others) & set(headings), f"another page's translation shows on the page of {sentence!r}"

@@ -6,8 +6,18 @@ import json
 import numpy as np
 import pytest
 
-from model.align import (GoldPair, PreparedPair, alignment_error_rate, detokenize, links_from_scores, main,
-                         piece_word_overlap, read_gold, score_heads, word_scores)
+from model.align import (
+    GoldPair,
+    PreparedPair,
+    alignment_error_rate,
+    detokenize,
+    links_from_scores,
+    main,
+    piece_word_overlap,
+    read_gold,
+    score_heads,
+    word_scores,
+)
 from model.attribute import forced_pass
 from model.checkpoint import load_checkpoint
 from tests.conftest import SHIPPED
@@ -88,15 +98,30 @@ def test_a_word_of_two_pieces_sums_its_source_pieces_and_averages_its_target_row
 
 def test_every_method_layer_and_head_is_scored_on_a_tiny_model(tiny_checkpoint, tmp_path):
     loaded = load_checkpoint(tiny_checkpoint)
-    g = read_gold_text(tmp_path, "Tom drinks tea .\t汤 姆 喝 茶 。\t0-0 0-1 1-2 2-3 3-4\n"
-                                 "I like tea .\t我 喜 欢 茶 。\t0-0 1-1 1-2 2-3 3-4\n")
-    results = score_heads(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "zh", read_gold(g),
-                          ("rollout", "gradient-x-input"))
+    g = read_gold_text(
+        tmp_path,
+        "Tom drinks tea .\t汤 姆 喝 茶 。\t0-0 0-1 1-2 2-3 3-4\nI like tea .\t我 喜 欢 茶 。\t0-0 1-1 1-2 2-3 3-4\n",
+    )
+    results = score_heads(
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        "zh",
+        read_gold(g),
+        ("rollout", "gradient-x-input"),
+    )
     cfg = loaded.model.cfg
     per_head = [r for r in results.rows if r["method"] == "attention"]
     assert len(per_head) == cfg.n_decoder_layers * (cfg.n_heads + 1)
-    assert {r["method"] for r in results.rows} == {"attention", "shifted", "norm", "norm-shifted", "value-zeroing", "rollout",
-                                                   "gradient-x-input"}
+    assert {r["method"] for r in results.rows} == {
+        "attention",
+        "shifted",
+        "norm",
+        "norm-shifted",
+        "value-zeroing",
+        "rollout",
+        "gradient-x-input",
+    }
     assert all(0.0 <= r["aer"] <= 1.0 for r in results.rows)
     grid = results.grid("norm", cfg.n_decoder_layers, cfg.n_heads)
     assert grid.shape == (cfg.n_decoder_layers, cfg.n_heads) and not np.isnan(grid).any()
@@ -109,11 +134,25 @@ def read_gold_text(tmp_path, text):
 
 
 def test_command_line_writes_results_and_links_that_recompute_the_same_aer(tiny_checkpoint, tmp_path, capsys):
-    g = read_gold_text(tmp_path, "Tom drinks tea .\t汤 姆 喝 茶 。\t0-0 0-1 1-2 2-3 3-4\n"
-                                 "We drink water .\t我 们 喝 水 。\t0-0 0-1 1-2 2-3 3?4\n")
+    g = read_gold_text(
+        tmp_path,
+        "Tom drinks tea .\t汤 姆 喝 茶 。\t0-0 0-1 1-2 2-3 3-4\n"
+        "We drink water .\t我 们 喝 水 。\t0-0 0-1 1-2 2-3 3?4\n",
+    )
     out = tmp_path / "align.json"
-    main(["--checkpoint", str(tiny_checkpoint), "--gold", str(g), "--json", str(out),
-          "--links-out", str(tmp_path / "links"), "--whole-model"])
+    main(
+        [
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--gold",
+            str(g),
+            "--json",
+            str(out),
+            "--links-out",
+            str(tmp_path / "links"),
+            "--whole-model",
+        ]
+    )
     data = json.loads(out.read_text())
     assert data["sentences"] == 2
     assert {"method", "layer", "head", "aer"} <= set(data["results"][0])

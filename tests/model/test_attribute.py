@@ -8,8 +8,18 @@ import numpy as np
 import pytest
 import torch
 
-from model.attribute import (METHODS, GradientTimesInput, IntegratedGradients, NormWeighted, Rollout,
-                             attribute_steps, forced_pass, main, output_projections, residual_rollout)
+from model.attribute import (
+    METHODS,
+    GradientTimesInput,
+    IntegratedGradients,
+    NormWeighted,
+    Rollout,
+    attribute_steps,
+    forced_pass,
+    main,
+    output_projections,
+    residual_rollout,
+)
 from model.inside import inside_pass
 from model.tokenizer import BOS_ID, EOS_ID
 
@@ -39,12 +49,23 @@ def test_one_views_norm_map_is_the_same_as_the_one_of_all_head_maps(tiny_model, 
     maps = NormWeighted().head_maps(tiny_model, tiny_pass)
     for kind in ("encoder_self", "decoder_self", "cross"):
         for layer in (0, tiny_model.cfg.n_layers(kind) - 1):
-            np.testing.assert_allclose(NormWeighted().view(tiny_model, tiny_pass, kind, layer, "2"),
-                                       maps.maps[kind][layer, 1], rtol=1e-5, atol=1e-7)
-            np.testing.assert_allclose(NormWeighted().view(tiny_model, tiny_pass, kind, layer, "mean"),
-                                       maps.layer_maps[kind][layer], rtol=1e-5, atol=1e-7)
-            np.testing.assert_allclose(view_map(tiny_model, tiny_pass, "norm", kind, layer + 1, "2"),
-                                       view_map(tiny_model, tiny_pass, "norm", kind, layer + 1, "2", maps), rtol=1e-5)
+            np.testing.assert_allclose(
+                NormWeighted().view(tiny_model, tiny_pass, kind, layer, "2"),
+                maps.maps[kind][layer, 1],
+                rtol=1e-5,
+                atol=1e-7,
+            )
+            np.testing.assert_allclose(
+                NormWeighted().view(tiny_model, tiny_pass, kind, layer, "mean"),
+                maps.layer_maps[kind][layer],
+                rtol=1e-5,
+                atol=1e-7,
+            )
+            np.testing.assert_allclose(
+                view_map(tiny_model, tiny_pass, "norm", kind, layer + 1, "2"),
+                view_map(tiny_model, tiny_pass, "norm", kind, layer + 1, "2", maps),
+                rtol=1e-5,
+            )
 
 
 def test_a_key_with_no_value_vector_gets_no_norm_however_much_weight(tiny_model, tiny_pass):
@@ -113,7 +134,7 @@ def test_value_zeroing_gives_nothing_to_a_silent_head_or_a_future_key(tiny_model
 
     d_k = tiny_model.decoder_layers[0].cross_attention.d_k
     with torch.no_grad():
-        tiny_model.decoder_layers[0].cross_attention.w_o.weight[:, d_k:2 * d_k] = 0  # head 2 writes nothing
+        tiny_model.decoder_layers[0].cross_attention.w_o.weight[:, d_k : 2 * d_k] = 0  # head 2 writes nothing
     maps = ValueZeroing().head_maps(tiny_model, tiny_pass)
     assert np.abs(maps.maps["cross"][0, 1]).max() < 1e-6
     assert np.abs(maps.maps["cross"][0, 0]).max() > 0
@@ -130,7 +151,9 @@ def test_value_zeroing_of_one_view_equals_that_head_of_the_full_computation(tiny
 
     maps = ValueZeroing().head_maps(tiny_model, tiny_pass)
     for kind in ("encoder_self", "decoder_self", "cross"):
-        np.testing.assert_allclose(ValueZeroing().view(tiny_model, tiny_pass, kind, 1, "2"), maps.maps[kind][1, 1],
-                                   atol=1e-5)
-        np.testing.assert_allclose(ValueZeroing().view(tiny_model, tiny_pass, kind, 0, "mean"),
-                                   maps.layer_maps[kind][0], atol=1e-5)
+        np.testing.assert_allclose(
+            ValueZeroing().view(tiny_model, tiny_pass, kind, 1, "2"), maps.maps[kind][1, 1], atol=1e-5
+        )
+        np.testing.assert_allclose(
+            ValueZeroing().view(tiny_model, tiny_pass, kind, 0, "mean"), maps.layer_maps[kind][0], atol=1e-5
+        )

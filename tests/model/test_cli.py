@@ -22,8 +22,10 @@ def run(main, argv, capsys) -> tuple[int, str]:
 @pytest.fixture
 def no_work(monkeypatch):
     """Fail the test if any translating starts."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("translating started before the arguments were checked")
+
     monkeypatch.setattr(translate, "translate_corpus", refuse)
     monkeypatch.setattr(evaluate, "translate_corpus", refuse)
 
@@ -39,22 +41,25 @@ def files(tmp_path):
     return {"binary": binary, "empty": empty, "good": good, "missing": tmp_path / "nope.txt", "folder": tmp_path}
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--beam", "0", "Hi."], "must be at least 1"),
-    (["--beam", "-3", "Hi."], "must be at least 1"),
-    (["--batch-size", "0", "Hi."], "must be at least 1"),
-    (["--beam", "two", "Hi."], "not a whole number"),
-    (["--input", "{binary}"], "not UTF-8 text"),
-    (["--input", "{missing}"], "input file not found"),
-    (["--input", "{folder}"], "input is not a file"),
-    (["--input", "{empty}"], "holds no sentences"),
-    (["--input", "{good}", "--output", "{folder}/no/such/dir/out.txt"], "output folder does not exist"),
-    (["--input", "{good}", "--output", "{folder}"], "output is a folder"),
-    (["--force", "two=茶", "Hi."], "takes STEP=PIECE"),
-    (["--force", "2", "Hi."], "takes STEP=PIECE"),
-    (["--force", "1=茶", "--input", "{good}"], "exactly one sentence"),
-    (["--force", "1=☃", "Hi."], "cannot be written"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--beam", "0", "Hi."], "must be at least 1"),
+        (["--beam", "-3", "Hi."], "must be at least 1"),
+        (["--batch-size", "0", "Hi."], "must be at least 1"),
+        (["--beam", "two", "Hi."], "not a whole number"),
+        (["--input", "{binary}"], "not UTF-8 text"),
+        (["--input", "{missing}"], "input file not found"),
+        (["--input", "{folder}"], "input is not a file"),
+        (["--input", "{empty}"], "holds no sentences"),
+        (["--input", "{good}", "--output", "{folder}/no/such/dir/out.txt"], "output folder does not exist"),
+        (["--input", "{good}", "--output", "{folder}"], "output is a folder"),
+        (["--force", "two=茶", "Hi."], "takes STEP=PIECE"),
+        (["--force", "2", "Hi."], "takes STEP=PIECE"),
+        (["--force", "1=茶", "--input", "{good}"], "exactly one sentence"),
+        (["--force", "1=☃", "Hi."], "cannot be written"),
+    ],
+)
 def test_translate_rejects_bad_arguments_before_any_work(tiny_checkpoint, files, capsys, no_work, args, message):
     argv = ["--checkpoint", str(tiny_checkpoint)] + [a.format(**files) for a in args]
     code, line = run(translate.main, argv, capsys)
@@ -66,8 +71,13 @@ def test_force_decodes_on_from_the_forced_piece(tiny_checkpoint, capsys):
     from model.decode import translate as decode_one
 
     loaded = load_checkpoint(tiny_checkpoint)
-    expected = decode_one(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.",
-                          forced={0: loaded.target_tokenizer.processor.PieceToId("茶")})
+    expected = decode_one(
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        "I like tea.",
+        forced={0: loaded.target_tokenizer.processor.PieceToId("茶")},
+    )
     translate.main(["--checkpoint", str(tiny_checkpoint), "I like tea.", "--force", "0=茶"])
     assert capsys.readouterr().out == expected.target_text + "\n"
     assert expected.target_ids[0] == loaded.target_tokenizer.processor.PieceToId("茶")
@@ -78,12 +88,15 @@ def test_translate_names_a_missing_checkpoint_by_folder(tmp_path, capsys):
     assert code != 0 and line == "error: checkpoint folder not found: gone"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--beam", "0"], "must be at least 1"),
-    (["--limit", "0"], "must be at least 1"),
-    (["--data-dir", "{folder}/nowhere"], "data is not under"),
-    (["--output", "{folder}/no/such/dir/scores.json"], "output folder does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--beam", "0"], "must be at least 1"),
+        (["--limit", "0"], "must be at least 1"),
+        (["--data-dir", "{folder}/nowhere"], "data is not under"),
+        (["--output", "{folder}/no/such/dir/scores.json"], "output folder does not exist"),
+    ],
+)
 def test_evaluate_rejects_bad_arguments_before_any_work(tiny_checkpoint, files, capsys, no_work, args, message):
     argv = ["--checkpoint", str(tiny_checkpoint)] + [a.format(**files) for a in args]
     code, line = run(evaluate.main, argv, capsys)
@@ -114,7 +127,19 @@ def test_probe_names_a_missing_data_folder(tiny_checkpoint, tmp_path, capsys):
 
 def test_evaluate_scores_the_everyday_set_without_any_corpus(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "everyday.json"
-    evaluate.main(["--checkpoint", str(tiny_checkpoint), "--split", "everyday", "--limit", "3",
-                   "--data-dir", str(tmp_path / "nowhere"), "--output", str(out)])
+    evaluate.main(
+        [
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--split",
+            "everyday",
+            "--limit",
+            "3",
+            "--data-dir",
+            str(tmp_path / "nowhere"),
+            "--output",
+            str(out),
+        ]
+    )
     scores = json.loads(out.read_text())
     assert scores["greedy"]["sentences"] == 3 and "chrf" in scores["greedy"]

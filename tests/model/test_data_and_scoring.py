@@ -54,8 +54,10 @@ def test_translate_corpus_keeps_input_order(tiny_model, tiny_tokenizers):
     assert batched == single
 
 
-@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-extra").exists() or not (DEFAULT_DATA_DIR / "multi30k").exists(),
-                    reason="the shared corpora are not here")
+@pytest.mark.skipif(
+    not (DEFAULT_DATA_DIR / "en-zh-extra").exists() or not (DEFAULT_DATA_DIR / "multi30k").exists(),
+    reason="the shared corpora are not here",
+)
 def test_the_query_key_views_held_out_sample_is_the_probe_set_and_never_trained_on():
     import json
 

@@ -118,14 +118,16 @@ def _shipped_model():
     from model.checkpoint import load_checkpoint
 
     from ..conftest import SHIPPED
+
     return load_checkpoint(SHIPPED) if SHIPPED.exists() else None
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 2e-6), (torch.float64, 1e-12)], ids=["fp32", "fp64"])
 @pytest.mark.parametrize("beam_size", [1, 4])
 @pytest.mark.parametrize("which", ["overfit", "shipped"])
-def test_cached_decoding_returns_the_attention_of_a_full_recomputation(overfit_model, tiny_tokenizers, which,
-                                                                       beam_size, dtype, tolerance):
+def test_cached_decoding_returns_the_attention_of_a_full_recomputation(
+    overfit_model, tiny_tokenizers, which, beam_size, dtype, tolerance
+):
     """The key/value cache changes how fast, never what: for every hypothesis of the beam, the same pieces,
     log-probabilities, and the same attention and Q/K/V in every kind, layer and head as re-running the decoder
     over the whole prefix at every step. In float64 they agree to 1e-12 (the same arithmetic); in float32, as
@@ -142,8 +144,10 @@ def test_cached_decoding_returns_the_attention_of_a_full_recomputation(overfit_m
         model, source, text = overfit_model, tiny_tokenizers[0], "Tom drinks tea and she reads a book."
     model = copy.deepcopy(model).to(dtype)
     ids = encode_source(source, text, model.cfg.max_len)[0]
-    runs = [beam_search(model, ids, beam_size, record=True, need_qkv=True, incremental=incremental)
-            for incremental in (True, False)]
+    runs = [
+        beam_search(model, ids, beam_size, record=True, need_qkv=True, incremental=incremental)
+        for incremental in (True, False)
+    ]
     cached, full = runs
     assert [h.tokens for h in cached] == [h.tokens for h in full] and len(cached) >= min(beam_size, 2)
     for a, b in zip(cached, full):
@@ -154,8 +158,12 @@ def test_cached_decoding_returns_the_attention_of_a_full_recomputation(overfit_m
             assert a.record[kind].shape == b.record[kind].shape
             np.testing.assert_allclose(a.record[kind].numpy(), b.record[kind].numpy(), atol=tolerance, rtol=0)
             for name in ("q", "k", "v"):
-                np.testing.assert_allclose(a.record[f"{kind}_qkv"][name].numpy(),
-                                           b.record[f"{kind}_qkv"][name].numpy(), atol=5 * tolerance, rtol=0)
+                np.testing.assert_allclose(
+                    a.record[f"{kind}_qkv"][name].numpy(),
+                    b.record[f"{kind}_qkv"][name].numpy(),
+                    atol=5 * tolerance,
+                    rtol=0,
+                )
         future = np.triu(np.ones(a.record["decoder_self"].shape[-2:], dtype=bool), 1)
         assert (a.record["decoder_self"].numpy()[..., future] == 0).all()  # masked cells exactly zero
 
@@ -170,21 +178,25 @@ def test_batched_greedy_with_the_cache_matches_one_sentence_at_a_time(overfit_mo
 
 # --- what-if decoding: force a piece at a step, decode on -----------------------------------------------------
 
+
 @pytest.mark.parametrize("beam_size", [1, 3])
-def test_forcing_the_models_own_choices_reproduces_the_translation_and_its_maps(overfit_model, tiny_tokenizers,
-                                                                                beam_size):
+def test_forcing_the_models_own_choices_reproduces_the_translation_and_its_maps(
+    overfit_model, tiny_tokenizers, beam_size
+):
     source, target = tiny_tokenizers
     original = translate(overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size)
-    forced = translate(overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size,
-                       forced={1: original.target_ids[1]})
+    forced = translate(
+        overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size, forced={1: original.target_ids[1]}
+    )
     assert forced.target_text == original.target_text and forced.forced == [[1, original.target_ids[1]]]
     for name in ("encoder_self_attention", "decoder_self_attention", "cross_attention"):
         np.testing.assert_array_equal(getattr(forced, name), getattr(original, name))
     assert forced.token_probs == original.token_probs
 
 
-def test_a_forced_piece_changes_the_path_and_its_rows_are_teacher_forcing_of_that_prefix(overfit_model,
-                                                                                         tiny_tokenizers):
+def test_a_forced_piece_changes_the_path_and_its_rows_are_teacher_forcing_of_that_prefix(
+    overfit_model, tiny_tokenizers
+):
     from model.decode import teacher_force
 
     source, target = tiny_tokenizers

@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from model import export, translate as translate_cli
+from model import export
+from model import translate as translate_cli
 from model.decode import teacher_force, translate
 
 
@@ -50,11 +51,14 @@ def test_a_teacher_forced_translation_round_trips_too(tiny_model, tiny_tokenizer
     assert_same(forced, back) and back.teacher_forced
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"not json", "not a translation file"),
-    (json.dumps({"format": "something else"}).encode(), "not a translation file written by model.export"),
-    (json.dumps({"format": export.FORMAT, "version": 99}).encode(), "version 99"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"not json", "not a translation file"),
+        (json.dumps({"format": "something else"}).encode(), "not a translation file written by model.export"),
+        (json.dumps({"format": export.FORMAT, "version": 99}).encode(), "version 99"),
+    ],
+)
 def test_a_file_that_is_not_ours_gets_a_clear_error(tmp_path, content, message):
     path = tmp_path / "x.json"
     path.write_bytes(content)

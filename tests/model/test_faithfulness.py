@@ -25,8 +25,13 @@ def test_occlusion_is_the_log_probability_lost_without_the_word(tiny_model, tiny
 
     def log_p(source):
         with torch.no_grad():
-            logits = tiny_model.decode(torch.tensor([[BOS_ID] + tr.target_ids[:-1]]),
-                                       tiny_model.encode(torch.tensor([source]))).logits[0].log_softmax(-1)
+            logits = (
+                tiny_model.decode(
+                    torch.tensor([[BOS_ID] + tr.target_ids[:-1]]), tiny_model.encode(torch.tensor([source]))
+                )
+                .logits[0]
+                .log_softmax(-1)
+            )
         return logits[torch.arange(len(tr.target_ids)), torch.tensor(tr.target_ids)].numpy()
 
     without_first = [i for k, i in enumerate(tr.source_ids) if k not in words[0]]
@@ -35,11 +40,21 @@ def test_occlusion_is_the_log_probability_lost_without_the_word(tiny_model, tiny
 
 def test_the_table_has_a_row_per_method_and_layer_with_correlations(tiny_model, tiny_tokenizers):
     src_tok, tgt_tok = tiny_tokenizers
-    alignment = {"results": [{"method": "attention", "layer": 1, "head": "mean", "aer": 0.5},
-                             {"method": "rollout", "layer": 0, "head": "model", "aer": 0.7}]}
-    table = faithfulness_table(tiny_model, src_tok, tgt_tok, ["Tom drinks tea.", "I like coffee very much."],
-                               ("attention", "norm", "rollout", "gradient-x-input", "integrated-gradients"),
-                               slow_sentences=1, alignment=alignment)
+    alignment = {
+        "results": [
+            {"method": "attention", "layer": 1, "head": "mean", "aer": 0.5},
+            {"method": "rollout", "layer": 0, "head": "model", "aer": 0.7},
+        ]
+    }
+    table = faithfulness_table(
+        tiny_model,
+        src_tok,
+        tgt_tok,
+        ["Tom drinks tea.", "I like coffee very much."],
+        ("attention", "norm", "rollout", "gradient-x-input", "integrated-gradients"),
+        slow_sentences=1,
+        alignment=alignment,
+    )
     assert list(table.columns) == COLUMNS
     layers = tiny_model.cfg.n_decoder_layers
     assert len(table) == 2 * layers + 3

@@ -26,7 +26,9 @@ def test_the_head_that_links_the_pair_ranks_first_with_its_map_value():
     ranked = head_search.rank_heads(maps, query=1, key=3)
     assert (ranked[0].layer, ranked[0].head) == (2, 2)
     assert ranked[0].weight == pytest.approx(maps[1, 1, 1, 3])
-    assert len(ranked) == 6 and {(h.layer, h.head) for h in ranked} == {(l, h) for l in (1, 2) for h in (1, 2, 3)}
+    assert len(ranked) == 6 and {(h.layer, h.head) for h in ranked} == {
+        (layer, h) for layer in (1, 2) for h in (1, 2, 3)
+    }
     # every score is the map's own value at that cell
     for h in ranked:
         assert h.weight == maps[h.layer - 1, h.head - 1, 1, 3]

@@ -47,8 +47,9 @@ def test_uniform_cross_attention_gives_every_step_the_same_context(tiny_model, t
 
 def test_uniform_teacher_forcing_scores_the_original_translation(tiny_model, tokenizers):
     tr = decode.translate(tiny_model, *tokenizers, "Tom drinks tea.")
-    forced = decode.teacher_force(tiny_model, *tokenizers, tr.source_text, reference_ids=tr.target_ids,
-                                  uniform_cross=True)
+    forced = decode.teacher_force(
+        tiny_model, *tokenizers, tr.source_text, reference_ids=tr.target_ids, uniform_cross=True
+    )
     assert forced.target_ids == tr.target_ids
     assert np.allclose(forced.cross_attention, 1 / len(tr.source_pieces))
     assert forced.log_prob != pytest.approx(tr.log_prob)

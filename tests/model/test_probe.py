@@ -7,10 +7,12 @@ import threading
 import numpy as np
 import pytest
 
+from model.checkpoint import load_checkpoint
+from model.data import Example
 from model.decode import teacher_force, translate, translate_hypotheses
 from model.probe import (
-    alignment_agreement,
     ablation_ranking,
+    alignment_agreement,
     corpus_statistics,
     head_statistics,
     is_punctuation,
@@ -18,8 +20,6 @@ from model.probe import (
     statistics_frame,
     word_level,
 )
-from model.checkpoint import load_checkpoint
-from model.data import Example
 
 from ..conftest import TINY_PAIRS
 
@@ -147,8 +147,9 @@ def test_ablating_no_heads_reproduces_the_output_and_a_whole_layer_changes_it(ti
     assert same.target_ids == plain.target_ids
     np.testing.assert_array_equal(same.cross_attention, plain.cross_attention)
     heads = tiny_model.cfg.n_heads
-    changed = translate(tiny_model, *tiny_tokenizers, "Tom drinks tea.",
-                        ablate={"encoder_self": [(0, h) for h in range(heads)]})
+    changed = translate(
+        tiny_model, *tiny_tokenizers, "Tom drinks tea.", ablate={"encoder_self": [(0, h) for h in range(heads)]}
+    )
     assert not np.allclose(changed.encoder_self_attention[1], plain.encoder_self_attention[1])
 
 
@@ -215,6 +216,7 @@ def test_batched_reference_log_prob_equals_teacher_forcing(tiny_model, tiny_toke
 
 def test_cross_attention_gets_no_position_identity_statistics(tiny_model, tiny_tokenizers):
     from model.probe import translation_statistics
+
     tr = translate(tiny_model, *tiny_tokenizers, "Tom reads a book.")
     stats = translation_statistics(tr)
     assert not {"distance", "same", "previous", "next"} & set(stats["cross"])
@@ -225,6 +227,7 @@ def test_cross_attention_gets_no_position_identity_statistics(tiny_model, tiny_t
 
 def test_decoder_row_zero_is_left_out_because_its_choice_is_forced():
     from model.probe import head_statistics
+
     # 4 decoder positions; row 0 can only see <s>; rows 1-3 put half their weight on themselves
     a = np.zeros((1, 1, 4, 4))
     a[0, 0, 0, 0] = 1.0
@@ -238,6 +241,7 @@ def test_decoder_row_zero_is_left_out_because_its_choice_is_forced():
 
 def test_undefined_statistics_are_missing_not_zero():
     from model.probe import head_statistics, source_order
+
     one_row = np.ones((2, 3, 1, 1))  # a decoder that only ever saw <s>
     stats = head_statistics(one_row, ["<s>"], boundary_key=0, kind="decoder_self")
     assert all(np.isnan(v).all() for v in stats.values())

@@ -14,8 +14,11 @@ def test_points_on_a_line_keep_all_their_variance_in_the_first_component():
     projection = qk_space.project(line[:5], line[5:10], line[10:25], line[25:])
     assert projection.explained[0] > 0.999 and projection.explained[1] < 1e-6
     # distances along the line are kept: the projection is a rotation of the centred points
-    np.testing.assert_allclose(np.abs(projection.queries[:, 0] - projection.queries[0, 0]),
-                               np.linalg.norm(line[:5] - line[0], axis=1), rtol=1e-4)
+    np.testing.assert_allclose(
+        np.abs(projection.queries[:, 0] - projection.queries[0, 0]),
+        np.linalg.norm(line[:5] - line[0], axis=1),
+        rtol=1e-4,
+    )
 
 
 def test_the_projection_is_the_principal_components_an_svd_finds():
@@ -66,11 +69,13 @@ def test_the_batched_sample_holds_exactly_what_each_sentence_computes_alone(tiny
 
 def _fake_sample(points: int, sentences: int, offset: float = 0.0) -> qk_space.QKSample:
     """Points numbered along d_k's first entry so a draw can be traced back to its position."""
+
     def kind_array():
         a = np.zeros((2, 3, points, 4), dtype=np.float32)
         a[..., 0] = offset + np.arange(points)
         a[..., 1] = np.arange(3)[None, :, None]  # the head's number
         return a
+
     kinds = ("encoder_self", "decoder_self", "cross")
     return qk_space.QKSample({k: kind_array() for k in kinds}, {k: kind_array() for k in kinds}, sentences)
 

@@ -31,7 +31,9 @@ def test_a_head_that_adds_nothing_has_zero_importance(tiny_model, tiny_tokenizer
     d_k = attention.d_k
     with torch.no_grad():
         attention.w_o.weight[:, :d_k] = 0  # head 1 of encoder layer 1 writes nothing to the residual stream
-    pairs = [(src.encode(s), tgt.encode(t)) for s, t in [("I like tea.", "我喜欢茶。"), ("Tom drinks tea.", "汤姆喝茶。")]]
+    pairs = [
+        (src.encode(s), tgt.encode(t)) for s, t in [("I like tea.", "我喜欢茶。"), ("Tom drinks tea.", "汤姆喝茶。")]
+    ]
     importance = head_importance(tiny_model, pairs)
     assert importance["encoder_self"][0, 0] == 0.0 and (importance["encoder_self"][0, 1:] > 0).all()
     np.testing.assert_allclose(np.linalg.norm(importance["cross"], axis=1), 1.0, rtol=1e-5)  # per-layer L2 norm
@@ -39,10 +41,18 @@ def test_a_head_that_adds_nothing_has_zero_importance(tiny_model, tiny_tokenizer
 
 def test_the_roles_table_has_a_row_per_head_and_names_the_best_aligners(tiny_checkpoint):
     loaded = load_checkpoint(tiny_checkpoint)
-    alignment = {"results": [{"method": "attention", "layer": 2, "head": 3, "aer": 0.3},
-                             {"method": "attention", "layer": 1, "head": 1, "aer": 0.9}]}
-    frame = measure_roles(loaded, ["I like tea.", "Tom drinks tea.", "We drink water."],
-                          ["我喜欢茶。", "汤姆喝茶。", "我们喝水。"], alignment)
+    alignment = {
+        "results": [
+            {"method": "attention", "layer": 2, "head": 3, "aer": 0.3},
+            {"method": "attention", "layer": 1, "head": 1, "aer": 0.9},
+        ]
+    }
+    frame = measure_roles(
+        loaded,
+        ["I like tea.", "Tom drinks tea.", "We drink water."],
+        ["我喜欢茶。", "汤姆喝茶。", "我们喝水。"],
+        alignment,
+    )
     cfg = loaded.model.cfg
     assert list(frame.columns) == COLUMNS and len(frame) == 3 * cfg.n_encoder_layers * cfg.n_heads
     aligner = frame[(frame.kind == "cross") & (frame.layer == 2) & (frame["head"] == 3)].iloc[0]

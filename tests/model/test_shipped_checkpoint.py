@@ -36,8 +36,9 @@ EXPECTED = {
         "Two dogs are running through the snow.": "Zwei Hunde laufen durch den Schnee.",
         "Children are playing soccer in the park.": "Kinder spielen Fußball im Park.",
         "A child is watching the man who is playing the drums.": "Ein Kind beobachtet den Mann, der Schlagzeug spielt.",
-        "A woman is sitting next to a man who is reading a newspaper.":
-            "Eine Frau sitzt neben einem Mann, der eine Zeitung liest.",
+        "A woman is sitting next to a man who is reading a newspaper.": (
+            "Eine Frau sitzt neben einem Mann, der eine Zeitung liest."
+        ),
         # everyday sentences, which the caption-only checkpoint turned into "Ichchch ein Student." and the like
         "I am a student.": "Ich bin Student.",
         "I love you.": "Ich liebe dich.",
@@ -85,8 +86,9 @@ def test_bleu_floor_on_the_first_300_test_sentences(shipped):
     if not corpus_available(corpus):
         pytest.skip("shared corpus not beside the repo")
     examples = load_splits(corpus).test[:300]
-    hyps = translate_corpus(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer,
-                            [e.source for e in examples])
+    hyps = translate_corpus(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [e.source for e in examples]
+    )
     bleu = score(hyps, examples, tokenize=bleu_tokenizer_for(LANGUAGES[name][1]), lowercase=lowercase)["bleu"]
     assert bleu >= floor
 
@@ -96,8 +98,9 @@ def test_floor_on_our_everyday_sentences(shipped):
     name, loaded = shipped
     target = LANGUAGES[name][1]
     examples = read_everyday(target)
-    hyps = translate_corpus(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer,
-                            [e.source for e in examples])
+    hyps = translate_corpus(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [e.source for e in examples]
+    )
     scores = score(hyps, examples, tokenize=bleu_tokenizer_for(target))
     bleu_floor, chrf_floor = EVERYDAY_FLOOR[name]
     assert scores["bleu"] >= bleu_floor and scores["chrf"] >= chrf_floor, scores
@@ -107,8 +110,12 @@ def test_cross_attention_crosses_where_german_puts_the_verb_last():
     """The README's example: in "…einem Mann, der eine Zeitung liest." the step writing "Zeitung" attends to
     "newspaper" and the next one, writing "liest", back to "reading" (layers 4-6, mean over heads)."""
     loaded = load_checkpoint(ROOT / "checkpoints" / "en-de")
-    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer,
-                   "A woman is sitting next to a man who is reading a newspaper.")
+    tr = translate(
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        "A woman is sitting next to a man who is reading a newspaper.",
+    )
     _, source = tr.axis_pieces("cross")
     steps = {piece: i for i, piece in enumerate(tr.target_pieces)}  # cross row i produced target piece i
     for layer in (3, 4, 5):

@@ -49,20 +49,27 @@ def setup():
 
 def test_the_key_value_cache_pays(setup):
     model, _, _, ids = setup
-    t = fastest({
-        "cached": lambda: decode.beam_search(model, ids, 1, record=True, need_qkv=True),
-        "full": lambda: decode.beam_search(model, ids, 1, record=True, need_qkv=True, incremental=False),
-    }, repeats=3)
+    t = fastest(
+        {
+            "cached": lambda: decode.beam_search(model, ids, 1, record=True, need_qkv=True),
+            "full": lambda: decode.beam_search(model, ids, 1, record=True, need_qkv=True, incremental=False),
+        },
+        repeats=3,
+    )
     assert t["cached"] < 0.8 * t["full"], t
 
 
 def test_capturing_every_attention_map_costs_little(setup):
     model, loaded, text, ids = setup
     steps = decode.max_output_length(model, len(ids))
-    t = fastest({
-        "capture": lambda: decode.translate_hypotheses(model, loaded.source_tokenizer, loaded.target_tokenizer, text),
-        "plain": lambda: decode.beam_search(model, ids, 1, max_len=steps),
-    })
+    t = fastest(
+        {
+            "capture": lambda: decode.translate_hypotheses(
+                model, loaded.source_tokenizer, loaded.target_tokenizer, text
+            ),
+            "plain": lambda: decode.beam_search(model, ids, 1, max_len=steps),
+        }
+    )
     assert t["capture"] < 1.3 * t["plain"], t  # benchmarks/README.md: +3 to +24 % on a quiet machine
 
 
@@ -71,9 +78,13 @@ def test_faster_than_marian_generate_with_attentions(setup):
     model, loaded, text, ids = setup
     marian = marian_model(loaded.source_tokenizer.vocab_size)
     steps = decode.max_output_length(model, len(ids))
-    t = fastest({
-        "ours": lambda: decode.translate_hypotheses(model, loaded.source_tokenizer, loaded.target_tokenizer, text,
-                                                    beam_size=4),
-        "marian": lambda: marian_translate(marian, ids, 4, steps),
-    }, repeats=3)
+    t = fastest(
+        {
+            "ours": lambda: decode.translate_hypotheses(
+                model, loaded.source_tokenizer, loaded.target_tokenizer, text, beam_size=4
+            ),
+            "marian": lambda: marian_translate(marian, ids, 4, steps),
+        },
+        repeats=3,
+    )
     assert t["ours"] < 1.0 * t["marian"], t  # benchmarks/README.md has the measured ratios

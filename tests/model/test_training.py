@@ -20,9 +20,31 @@ from model.transformer import Transformer
 from ..conftest import ROOT, tiny_config
 
 TINY_ARGS = [
-    "--d-model", "32", "--d-ff", "64", "--heads", "4", "--layers", "2", "--dropout", "0.0", "--max-tokens", "400",
-    "--warmup", "20", "--src-vocab", "80", "--tgt-vocab", "80", "--valid-bleu-sentences", "2", "--no-progress",
-    "--average-last", "2", "--export-dtype", "float32",
+    "--d-model",
+    "32",
+    "--d-ff",
+    "64",
+    "--heads",
+    "4",
+    "--layers",
+    "2",
+    "--dropout",
+    "0.0",
+    "--max-tokens",
+    "400",
+    "--warmup",
+    "20",
+    "--src-vocab",
+    "80",
+    "--tgt-vocab",
+    "80",
+    "--valid-bleu-sentences",
+    "2",
+    "--no-progress",
+    "--average-last",
+    "2",
+    "--export-dtype",
+    "float32",
 ]
 
 
@@ -96,7 +118,9 @@ def test_a_run_killed_inside_an_epoch_resumes_at_the_batch_after_its_last_save(t
     assert resumed["schedule"]["last_epoch"] == straight["schedule"]["last_epoch"]  # no batch trained twice
     for key in straight["model"]:
         torch.testing.assert_close(straight["model"][key], resumed["model"][key])
-    assert [m["train_loss"] for m in metrics(tmp_path / "stopped")] == [m["train_loss"] for m in metrics(tmp_path / "straight")]
+    assert [m["train_loss"] for m in metrics(tmp_path / "stopped")] == [
+        m["train_loss"] for m in metrics(tmp_path / "straight")
+    ]
 
 
 def test_joint_vocabulary_is_one_tokenizer_and_one_embedding_matrix(tiny_corpus_dir, tmp_path):
@@ -107,13 +131,32 @@ def test_joint_vocabulary_is_one_tokenizer_and_one_embedding_matrix(tiny_corpus_
     run_dir, export = tmp_path / "run", tmp_path / "export"
     de_dir = tmp_path / "data"
     (de_dir / "tatoeba-en-de").mkdir(parents=True)
-    pairs = [("Tom drinks tea.", "Tom trinkt Tee."), ("Mary reads a book.", "Mary liest ein Buch."),
-             ("I like coffee.", "Ich mag Kaffee."), ("The dog runs.", "Der Hund rennt.")] * 8
+    pairs = [
+        ("Tom drinks tea.", "Tom trinkt Tee."),
+        ("Mary reads a book.", "Mary liest ein Buch."),
+        ("I like coffee.", "Ich mag Kaffee."),
+        ("The dog runs.", "Der Hund rennt."),
+    ] * 8
     import gzip
+
     with gzip.open(de_dir / "tatoeba-en-de" / "deu-eng.tsv.gz", "wt", encoding="utf-8") as f:
         f.write("".join(f"{en} {i}\t{de} {i}\n" for i, (en, de) in enumerate(pairs)))
-    train.main(["--corpus", "tatoeba-en-de", "--data-dir", str(de_dir), "--run-dir", str(run_dir), *TINY_ARGS,
-                "--joint-vocab", "--epochs", "1", "--export", str(export)])
+    train.main(
+        [
+            "--corpus",
+            "tatoeba-en-de",
+            "--data-dir",
+            str(de_dir),
+            "--run-dir",
+            str(run_dir),
+            *TINY_ARGS,
+            "--joint-vocab",
+            "--epochs",
+            "1",
+            "--export",
+            str(export),
+        ]
+    )
     assert (export / "source.model").read_bytes() == (export / "target.model").read_bytes()
     loaded = load_checkpoint(export)
     assert loaded.model.cfg.share_source_target_embeddings
@@ -136,8 +179,20 @@ def test_subword_sampling_cuts_a_sentence_differently_but_decodes_to_it(tiny_tok
 def test_two_process_torchrun_training(tiny_corpus_dir, tmp_path):
     run_dir = tmp_path / "ddp"
     cmd = [
-        "torchrun", "--standalone", "--nproc_per_node=2", "-m", "model.train",
-        "--data-dir", str(tiny_corpus_dir), "--run-dir", str(run_dir), "--epochs", "3", "--threads", "1", *TINY_ARGS,
+        "torchrun",
+        "--standalone",
+        "--nproc_per_node=2",
+        "-m",
+        "model.train",
+        "--data-dir",
+        str(tiny_corpus_dir),
+        "--run-dir",
+        str(run_dir),
+        "--epochs",
+        "3",
+        "--threads",
+        "1",
+        *TINY_ARGS,
     ]
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -178,33 +233,59 @@ def test_fp16_checkpoint_loads_as_float32(tiny_tokenizers, tiny_spm, tmp_path):
     save_checkpoint(tmp_path / "half", model, *tiny_spm, dtype=torch.float16)
     loaded = load_checkpoint(tmp_path / "half")
     assert loaded.model.src_embed.lookup.weight.dtype == torch.float32
-    torch.testing.assert_close(loaded.model.src_embed.lookup.weight, model.src_embed.lookup.weight, atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(
+        loaded.model.src_embed.lookup.weight, model.src_embed.lookup.weight, atol=1e-3, rtol=1e-3
+    )
 
 
 @pytest.mark.parametrize(
     "damage, message",
     [
         (lambda d: (d / "model.safetensors").unlink(), "checkpoint file missing: .*model.safetensors"),
-        (lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:200]),
-         "model.safetensors is not a readable safetensors file"),
+        (
+            lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:200]),
+            "model.safetensors is not a readable safetensors file",
+        ),
         (lambda d: (d / "config.json").write_text("{"), "broken/config.json is not readable JSON"),
         (lambda d: (d / "target.model").write_bytes(b"junk"), "target.model is not a valid SentencePiece model"),
-        (lambda d: (d / "config.json").write_text(
-            (d / "config.json").read_text().replace('"d_ff": 64', '"d_ff": 96')), "model.safetensors: .* has shape"),
-        (lambda d: (d / "config.json").write_text(
-            (d / "config.json").read_text().replace('"n_encoder_layers": 2', '"n_encoder_layers": 3')),
-         "does not match .*config.json"),
+        (
+            lambda d: (d / "config.json").write_text(
+                (d / "config.json").read_text().replace('"d_ff": 64', '"d_ff": 96')
+            ),
+            "model.safetensors: .* has shape",
+        ),
+        (
+            lambda d: (d / "config.json").write_text(
+                (d / "config.json").read_text().replace('"n_encoder_layers": 2', '"n_encoder_layers": 3')
+            ),
+            "does not match .*config.json",
+        ),
         (lambda d: edit_config(d, lambda c: c["model"].update(n_heads=0)), '"model.n_heads" = 0 is out of range'),
         (lambda d: edit_config(d, lambda c: c.update(metadata="hello")), '"metadata" must be an object'),
-        (lambda d: edit_config(d, lambda c: c["metadata"].update(target_language=7)),
-         '"metadata.target_language" must be text'),
+        (
+            lambda d: edit_config(d, lambda c: c["metadata"].update(target_language=7)),
+            '"metadata.target_language" must be text',
+        ),
         (lambda d: edit_config(d, lambda c: c["model"].update(d_model="256")), '"model.d_model" must be a number'),
         (lambda d: edit_config(d, lambda c: c["model"].update(norm_first="yes")), '"model.norm_first" must be true'),
         (lambda d: edit_config(d, lambda c: c["model"].update(d_model=30)), "divisible by n_heads"),
         (lambda d: edit_config(d, lambda c: c.update(model=[1])), 'needs an object "model"'),
     ],
-    ids=["missing", "truncated", "bad-config", "bad-tokenizer", "wrong-shape", "wrong-layers", "zero-heads",
-         "metadata-not-object", "language-not-text", "d_model-as-text", "bool-as-text", "indivisible", "model-list"],
+    ids=[
+        "missing",
+        "truncated",
+        "bad-config",
+        "bad-tokenizer",
+        "wrong-shape",
+        "wrong-layers",
+        "zero-heads",
+        "metadata-not-object",
+        "language-not-text",
+        "d_model-as-text",
+        "bool-as-text",
+        "indivisible",
+        "model-list",
+    ],
 )
 def test_broken_checkpoints_give_errors_naming_the_file(tiny_checkpoint, tmp_path, damage, message):
     directory = tmp_path / "broken"
@@ -224,7 +305,9 @@ def edit_config(directory, change) -> None:
 def test_translate_cli_reports_a_missing_checkpoint(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "model.translate", "--checkpoint", str(tmp_path / "nope"), "Hello."],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode != 0
     assert "checkpoint folder not found" in done.stderr and "Traceback" not in done.stderr
@@ -235,9 +318,22 @@ def test_translate_cli_file_mode_keeps_line_alignment(tiny_checkpoint, tmp_path)
     source.write_text("I like tea.\n\nGood morning.\n", encoding="utf-8")
     out = tmp_path / "out.txt"
     done = subprocess.run(
-        [sys.executable, "-m", "model.translate", "--checkpoint", str(tiny_checkpoint), "--input", str(source),
-         "--output", str(out), "--beam", "2"],
-        cwd=ROOT, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "model.translate",
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--beam",
+            "2",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     lines = out.read_text(encoding="utf-8").split("\n")
@@ -269,12 +365,15 @@ def test_warm_start_under_new_tokenizers_keeps_the_layers_and_the_shared_pieces(
     )
     assert not any(target.piece(i) == "\u2581" for i in range(target.vocab_size))  # no lone word-start piece
     cfg = initial.model.cfg
-    model = Transformer(type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size,
-                                     "tgt_vocab_size": target.vocab_size}))
+    model = Transformer(
+        type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size, "tgt_vocab_size": target.vocab_size})
+    )
     copied_source, copied_target = train.transfer_weights(initial, model, source, target)
     assert copied_source > 10 and copied_target > 10
     old, new = initial.model.state_dict(), model.state_dict()
-    assert torch.equal(new["encoder_layers.0.self_attention.w_q.weight"], old["encoder_layers.0.self_attention.w_q.weight"])
+    assert torch.equal(
+        new["encoder_layers.0.self_attention.w_q.weight"], old["encoder_layers.0.self_attention.w_q.weight"]
+    )
     old_target = {initial.target_tokenizer.piece(i): i for i in range(initial.target_tokenizer.vocab_size)}
     for i in range(4, target.vocab_size):
         piece = target.piece(i)
@@ -303,10 +402,12 @@ def test_extended_vocabulary_keeps_every_id_and_starts_new_rows_from_the_pieces_
     texts = ["The Transformer reads tokens.", "A Transformer has layers."] * 3
     words = words_cut_finely(texts, old_source.processor, EXTENSION_WORDS["source"], min_count=6)
     assert "Transformer" in words and "The" not in words  # seen 6 times, and cut into 3 or more pieces
-    source = Tokenizer.from_bytes(extend_sentencepiece(
-        (tiny_checkpoint / "source.model").read_bytes(), words, word_start=True))
-    target = Tokenizer.from_bytes(extend_sentencepiece(
-        (tiny_checkpoint / "target.model").read_bytes(), ["Transformer"], word_start=False))
+    source = Tokenizer.from_bytes(
+        extend_sentencepiece((tiny_checkpoint / "source.model").read_bytes(), words, word_start=True)
+    )
+    target = Tokenizer.from_bytes(
+        extend_sentencepiece((tiny_checkpoint / "target.model").read_bytes(), ["Transformer"], word_start=False)
+    )
     assert source.vocab_size == old_source.vocab_size + len(words)
     assert [source.piece(i) for i in range(old_source.vocab_size)] == old_source.pieces(range(old_source.vocab_size))
     assert "\u2581Transformer" in source.processor.EncodeAsPieces("A Transformer")
@@ -314,8 +415,9 @@ def test_extended_vocabulary_keeps_every_id_and_starts_new_rows_from_the_pieces_
     assert source.decode(source.encode("The Transformer reads tokens.")) == "The Transformer reads tokens."
 
     cfg = initial.model.cfg
-    model = Transformer(type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size,
-                                     "tgt_vocab_size": target.vocab_size})).eval()
+    model = Transformer(
+        type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size, "tgt_vocab_size": target.vocab_size})
+    ).eval()
     added = train.extend_weights(initial, model, source, target)
     assert added == (len(words), 1)
     new_row = model.state_dict()["src_embed.lookup.weight"][source.processor.PieceToId("\u2581Transformer")]
@@ -328,5 +430,6 @@ def test_extended_vocabulary_keeps_every_id_and_starts_new_rows_from_the_pieces_
 
 def test_extend_vocab_needs_a_checkpoint_to_extend(tiny_corpus_dir, tmp_path):
     with pytest.raises(SystemExit, match="--extend-vocab extends the tokenizers of --init-from"):
-        train.main(["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"),
-                    "--extend-vocab", "5"])
+        train.main(
+            ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--extend-vocab", "5"]
+        )

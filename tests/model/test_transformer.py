@@ -85,7 +85,12 @@ def test_padding_does_not_change_a_sentence(tiny_model):
 
 def test_subsequent_mask_is_lower_triangular():
     mask = subsequent_mask(4)[0, 0]
-    assert mask.tolist() == [[True, False, False, False], [True, True, False, False], [True, True, True, False], [True] * 4]
+    assert mask.tolist() == [
+        [True, False, False, False],
+        [True, True, False, False],
+        [True, True, True, False],
+        [True] * 4,
+    ]
 
 
 @pytest.mark.parametrize("d_model", [8, 16, 256])

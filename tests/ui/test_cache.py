@@ -134,6 +134,7 @@ def test_at_most_n_computations_run_at_once_and_the_rest_wait_their_turn():
         def compute():
             gate.wait(timeout=10)
             return np.full(10, i)
+
         return compute
 
     def ask(i):
@@ -206,4 +207,7 @@ def test_value_zeroing_and_norms_are_computed_for_the_view_only_not_for_every_he
     assert computed is None  # view_map then zeroes one layer's keys for the one head shown
     assert models.get_flow(str(tiny_checkpoint), tr, "norm")[1] is None  # the norm too: one layer
     _, raw = models.get_flow(str(tiny_checkpoint), tr, "attention")
-    assert raw is not None and raw.maps["cross"].shape[:2] == (loaded.model.cfg.n_layers("cross"), loaded.model.cfg.n_heads)
+    assert raw is not None and raw.maps["cross"].shape[:2] == (
+        loaded.model.cfg.n_layers("cross"),
+        loaded.model.cfg.n_heads,
+    )

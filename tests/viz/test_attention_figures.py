@@ -65,8 +65,15 @@ def test_causal_mask_hides_exactly_the_future():
 
 
 def test_hover_names_query_key_and_prediction():
-    fig = attention_heatmap(random_attention(2, 3), ["<s>", "我"], ["a", "b", "c"], "decoder position (query)",
-                            "encoder position (key)", predicted_tokens=["我", "</s>"], predicted_label="predicts")
+    fig = attention_heatmap(
+        random_attention(2, 3),
+        ["<s>", "我"],
+        ["a", "b", "c"],
+        "decoder position (query)",
+        "encoder position (key)",
+        predicted_tokens=["我", "</s>"],
+        predicted_label="predicts",
+    )
     heat = fig.data[0]
     assert "decoder position (query)" in heat.hovertemplate and "predicts" in heat.hovertemplate
     assert tuple(heat.customdata[1][2]) == ("我", "c", "&lt;/s&gt;", 1, 2)  # query, key, prediction, positions
@@ -87,8 +94,9 @@ def test_shape_mismatch_is_an_error():
 
 
 def test_grid_shows_every_layer_and_head_as_a_titled_tile_and_frames_the_selected_one():
-    attention = np.stack([np.stack([random_attention(4, 5, seed=10 * layer + head) for head in range(3)])
-                          for layer in range(2)])
+    attention = np.stack(
+        [np.stack([random_attention(4, 5, seed=10 * layer + head) for head in range(3)]) for layer in range(2)]
+    )
     fig = attention_grid(attention, highlight=(1, 2))
     assert len(fig.data) == 1  # one trace for all six heads, not a subplot each
     tiles = np.array(fig.data[0].z, dtype=float)
@@ -103,7 +111,9 @@ def test_grid_shows_every_layer_and_head_as_a_titled_tile_and_frames_the_selecte
             np.testing.assert_allclose(tile, attention[layer, head], rtol=1e-6)
             x, y = titles[f"L{layer + 1} H{head + 1}"]
             assert cols.min() <= x <= cols.max() and y < rows.min()
-            assert (index[rows, cols, 2] == rows - rows.min()).all() and (index[rows, cols, 3] == cols - cols.min()).all()
+            assert (index[rows, cols, 2] == rows - rows.min()).all() and (
+                index[rows, cols, 3] == cols - cols.min()
+            ).all()
     # Gaps between tiles are empty, not zero weights.
     assert np.isnan(tiles).sum() == tiles.size - attention.size
     frame = fig.layout.shapes[0]

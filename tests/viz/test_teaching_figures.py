@@ -69,8 +69,18 @@ def test_softmax_pair_figure_compares_the_same_scores():
     assert fig.data[0].y[0] > fig.data[1].y[0]
 
 
-STEP_LABELS = dict(key="key", scores="scores", scaled="scaled", mask="mask", weights="weights", masked="masked",
-                   q="q", k="K", v="V", output="out")
+STEP_LABELS = dict(
+    key="key",
+    scores="scores",
+    scaled="scaled",
+    mask="mask",
+    weights="weights",
+    masked="masked",
+    q="q",
+    k="K",
+    v="V",
+    output="out",
+)
 
 
 @pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
@@ -84,7 +94,9 @@ def test_step_by_step_reproduces_the_models_attention_row(tiny_model, tiny_token
         for head in range(n_heads):
             for query in range(n_queries):
                 masked = causal_mask(n_queries)[query] if kind == "decoder_self" else None
-                steps = attention_steps(qkv["q"][layer, head, query], qkv["k"][layer, head], qkv["v"][layer, head], masked)
+                steps = attention_steps(
+                    qkv["q"][layer, head, query], qkv["k"][layer, head], qkv["v"][layer, head], masked
+                )
                 np.testing.assert_allclose(steps.weights, attention[layer, head, query], atol=1e-5)
 
 
@@ -136,22 +148,35 @@ def test_small_readability_fixes_of_issue_21():
     import numpy as np
 
     from model.tokenizer import group_pieces_into_words
-    from viz.padding import padded_tokens_figure
     from model.transformer import sinusoidal_positional_encoding
+    from viz.padding import padded_tokens_figure
     from viz.positional import position_similarity_heatmap
     from viz.tables import probability_text, token_table
 
     assert probability_text(0.00002) == "< 0.0001" and probability_text(0.0002) == "0.0002"
-    table = token_table(["a", "b"], [0.9, 0.00001], [[("a", 0.9)], [("c", 0.5), ("b", 0.00001)]],
-                        {"position": "p", "piece": "x", "probability": "q", "alternatives": "r"})
+    table = token_table(
+        ["a", "b"],
+        [0.9, 0.00001],
+        [[("a", 0.9)], [("c", 0.5), ("b", 0.00001)]],
+        {"position": "p", "piece": "x", "probability": "q", "alternatives": "r"},
+    )
     assert table["q"].tolist() == ["0.9000", "< 0.0001"] and "b < 0.0001" in table["r"][1]
     fig = position_similarity_heatmap(sinusoidal_positional_encoding(20, 16).numpy())
     assert fig.layout.xaxis.constrain == "domain" and fig.layout.yaxis.constrain == "domain"
-    pad = padded_tokens_figure([["a", "<pad>"]], np.array([[True, False]]), ["s"],
-                               {"position": "p", "real": "r", "padding": "x", "title": "first line\nsecond line"})
+    pad = padded_tokens_figure(
+        [["a", "<pad>"]],
+        np.array([[True, False]]),
+        ["s"],
+        {"position": "p", "real": "r", "padding": "x", "title": "first line\nsecond line"},
+    )
     assert pad.layout.title.text == "first line<br>second line"
-    assert group_pieces_into_words(["\u2581Tom", "\u2581chase", "s", "\u2581Jerry", ".", "</s>"]) == \
-        [[0], [1, 2], [3], [4], [5]]
+    assert group_pieces_into_words(["\u2581Tom", "\u2581chase", "s", "\u2581Jerry", ".", "</s>"]) == [
+        [0],
+        [1, 2],
+        [3],
+        [4],
+        [5],
+    ]
     assert group_pieces_into_words(["\u2581didn", "'", "t"]) == [[0, 1, 2]]  # an apostrophe stays inside
     config = (Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text()
     assert 'toolbarMode = "minimal"' in config  # no Deploy button on a teaching server
@@ -163,10 +188,27 @@ def test_the_query_key_plane_shades_where_every_held_out_point_lies_and_labels_t
     rng = np.random.default_rng(0)
     queries, keys = rng.normal(size=(4, 2)), rng.normal(size=(5, 2))
     sample_queries, sample_keys = rng.normal(size=(1000, 2)), rng.normal(2.0, 1.0, size=(800, 2))
-    labels = dict(query="queries", key="keys", sample_query="where held-out queries lie",
-                  sample_key="where held-out keys lie", weight="weight", x="PC 1", y="PC 2", title="L1 H1")
-    fig = qk_space_figure(queries, keys, sample_queries, sample_keys, list("abcd"), list("vwxyz"), 1,
-                          np.array([0.5, 0.3, 0.1, 0.1, 0.0]), labels)
+    labels = dict(
+        query="queries",
+        key="keys",
+        sample_query="where held-out queries lie",
+        sample_key="where held-out keys lie",
+        weight="weight",
+        x="PC 1",
+        y="PC 2",
+        title="L1 H1",
+    )
+    fig = qk_space_figure(
+        queries,
+        keys,
+        sample_queries,
+        sample_keys,
+        list("abcd"),
+        list("vwxyz"),
+        1,
+        np.array([0.5, 0.3, 0.1, 0.1, 0.0]),
+        labels,
+    )
     shades = [t for t in fig.data if t.type == "heatmap"]
     assert len(shades) == 2
     for shade, expected in zip(shades, (1000, 800)):  # the shading is the square root of each cell's count
@@ -177,4 +219,6 @@ def test_the_query_key_plane_shades_where_every_held_out_point_lies_and_labels_t
     assert named == ["where held-out queries lie", "where held-out keys lie", "queries", "keys"]
     points = {t.name: t for t in fig.data if t.name in ("queries", "keys")}
     assert list(points["queries"].text) == list("abcd") and len(points["keys"].x) == 5
-    assert len([t for t in fig.data if t.type == "scatter" and t.mode == "lines"]) == 4  # a line to each key with a weight ≥ 0.02
+    assert (
+        len([t for t in fig.data if t.type == "scatter" and t.mode == "lines"]) == 4
+    )  # a line to each key with a weight ≥ 0.02
