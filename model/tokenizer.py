@@ -69,6 +69,18 @@ def words_cut_finely(
     return [w for w in frequent if len(processor.EncodeAsPieces(w)) >= min_pieces]
 
 
+def characters_it_cannot_write(texts, processor: "spm.SentencePieceProcessor", min_count: int) -> list[str]:
+    """The Chinese characters of `texts` seen at least min_count times that the tokenizer has no piece for (it
+    reads and writes them as <unk>), most frequent first: the everyday Chinese tokenizer cannot write 嵌 of 嵌入
+    (embedding) nor 骤 of 步骤 (step), which the machine-learning text uses hundreds of times."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for char in text:
+            if "\u4e00" <= char <= "\u9fff" and processor.PieceToId(char) == processor.unk_id():
+                counts[char] = counts.get(char, 0) + 1
+    return sorted((c for c, n in counts.items() if n >= min_count), key=lambda c: (-counts[c], c))
+
+
 def extend_sentencepiece(model: bytes, words: list[str], word_start: bool) -> bytes:
     """Append a piece for each word to a unigram SentencePiece model, keeping every existing piece and its id
     (so a trained model's embedding rows stay valid). word_start: the piece is "▁word" (a source word, which

@@ -37,6 +37,7 @@ from .tokenizer import (
     PAD_ID,
     WORD_BOUNDARY,
     Tokenizer,
+    characters_it_cannot_write,
     extend_sentencepiece,
     train_sentencepiece,
     words_cut_finely,
@@ -253,6 +254,14 @@ def parse_args(argv=None):
         "on a Chinese target side), keeping every old piece, its id and its weights (0: no extension)",
     )
     p.add_argument(
+        "--extend-characters",
+        type=int,
+        default=0,
+        metavar="MIN_COUNT",
+        help="with --init-from and a Chinese target: also append a piece for every Chinese character of the training "
+        "targets seen at least MIN_COUNT times that the target tokenizer can only write as <unk> (0: none)",
+    )
+    p.add_argument(
         "--ml-repeat",
         type=int,
         default=1,
@@ -357,20 +366,25 @@ def main(argv=None):
         pairs = pairs[: args.limit_train]
 
     initial = load_checkpoint(args.init_from) if args.init_from else None
-    if args.extend_vocab and (not initial or args.new_tokenizers):
+    if (args.extend_vocab or args.extend_characters) and (not initial or args.new_tokenizers):
         sys.exit("--extend-vocab extends the tokenizers of --init-from (and not with --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
         sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
     if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):
         for name, side in (("source.model", "source"), ("target.model", "target")):
             model_bytes = (Path(args.init_from) / name).read_bytes()
-            if args.extend_vocab:
-                tok = initial.source_tokenizer if side == "source" else initial.target_tokenizer
-                texts = [s if side == "source" else t for s, t in pairs + splits.terms * args.terms_every_epoch]
-                chinese_target = side == "target" and tgt_lang == "zh"
-                if side == "source" or chinese_target:
-                    words = words_cut_finely(texts, tok.processor, EXTENSION_WORDS[side], args.extend_vocab)
-                    model_bytes = extend_sentencepiece(model_bytes, words, word_start=not chinese_target)
+            tok = initial.source_tokenizer if side == "source" else initial.target_tokenizer
+            texts = [s if side == "source" else t for s, t in pairs + splits.terms * args.terms_every_epoch]
+            chinese_target = side == "target" and tgt_lang == "zh"
+            words = []
+            if args.extend_vocab and (side == "source" or chinese_target):
+                words = words_cut_finely(texts, tok.processor, EXTENSION_WORDS[side], args.extend_vocab)
+            if args.extend_characters and chinese_target:
+                words += characters_it_cannot_write(
+                    texts + [t for _, t in splits.names], tok.processor, args.extend_characters
+                )
+            if words:
+                model_bytes = extend_sentencepiece(model_bytes, words, word_start=not chinese_target)
             (run.dir / name).write_bytes(model_bytes)
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.
     if rank == 0 and args.joint_vocab and not (run.source_spm.exists() and run.target_spm.exists()):
@@ -434,7 +448,7 @@ def main(argv=None):
     )
     if initial:
         shape = {k: v for k, v in asdict(initial.model.cfg).items() if k not in ("dropout", "max_len")}
-        if args.new_tokenizers or args.extend_vocab:
+        if args.new_tokenizers or args.extend_vocab or args.extend_characters:
             shape.update(src_vocab_size=source_tok.vocab_size, tgt_vocab_size=target_tok.vocab_size)
         if args.new_tokenizers:
             shape.update(share_source_target_embeddings=args.joint_vocab)
@@ -448,7 +462,7 @@ def main(argv=None):
                 f"warm start from {args.init_from}: embedding rows copied for {shared[0]} source and {shared[1]} "
                 "target pieces"
             )
-    elif initial and args.extend_vocab:
+    elif initial and (args.extend_vocab or args.extend_characters):
         added = extend_weights(initial, model, source_tok, target_tok)
         if rank == 0:
             print(f"warm start from {args.init_from}: {added[0]} source and {added[1]} target pieces added")

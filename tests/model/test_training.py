@@ -433,3 +433,18 @@ def test_extend_vocab_needs_a_checkpoint_to_extend(tiny_corpus_dir, tmp_path):
         train.main(
             ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--extend-vocab", "5"]
         )
+
+
+def test_characters_the_target_tokenizer_cannot_write_become_pieces(tiny_tokenizers, tiny_spm):
+    """--extend-characters: a Chinese character the tokenizer only knows as <unk> (嵌 of 嵌入, embedding) and seen
+    often enough gets a piece, and the tokenizer then writes it."""
+    from model.tokenizer import Tokenizer, characters_it_cannot_write, extend_sentencepiece
+
+    _, target = tiny_tokenizers
+    texts = ["模型学习词嵌入。"] * 3 + ["嵌"] + ["鞍点。"]
+    assert target.decode(target.encode("嵌入")) != "嵌入"
+    missing = characters_it_cannot_write(texts, target.processor, min_count=3)
+    assert "嵌" in missing and "鞍" not in missing and "我" not in missing
+    extended = Tokenizer.from_bytes(extend_sentencepiece(tiny_spm[1], missing, word_start=False))
+    assert "嵌" in extended.processor.EncodeAsPieces("词嵌入")
+    assert extended.piece(target.vocab_size) == missing[0]
