@@ -4,6 +4,7 @@ test split, greedy.
 
     python benchmarks/score_run_epochs.py runs/en-zh-nolex 1 2 1+2 shipped+1
     python benchmarks/score_run_epochs.py --corpus tatoeba-extra-ml-en-zh ~/runs/zh-ml-a 1 2
+    python benchmarks/score_run_epochs.py --sets none ~/runs/zh-ml-a 1 2 2+3    # must-translate rows only
 
 Each argument is one set of weights: an epoch of the run folder (its epochNNN.safetensors), or several joined
 by + (their average); "shipped" is checkpoints/en-zh's. The run reads its own tokenizers (source.model,
@@ -34,9 +35,14 @@ from tests.model.test_must_translate import contains_in_order  # noqa: E402
 
 
 def main(argv: list[str]) -> None:
-    corpus = "tatoeba-extra-en-zh"
-    if argv[0] == "--corpus":
-        corpus, argv = argv[1], argv[2:]
+    corpus, chosen = "tatoeba-extra-en-zh", None
+    while argv[0].startswith("--"):
+        if argv[0] == "--corpus":
+            corpus, argv = argv[1], argv[2:]
+        elif argv[0] == "--sets":  # comma-separated, or "none": the must-translate rows only
+            chosen, argv = [] if argv[1] == "none" else argv[1].split(","), argv[2:]
+        else:
+            raise SystemExit(f"unknown option {argv[0]}")
     run, specs = Path(argv[0]), argv[1:]
     base = load_checkpoint(ROOT / "checkpoints" / "en-zh")
     source, target = base.source_tokenizer, base.target_tokenizer
@@ -57,6 +63,8 @@ def main(argv: list[str]) -> None:
         "test": splits.test,
         **{name: examples for name, examples in splits.domains.items() if name.endswith("_valid")},
     }
+    if chosen is not None:
+        sets = {name: examples for name, examples in sets.items() if name in chosen}
 
     def translate(examples: list[str]) -> tuple[list[str], list[list[int]]]:
         ids = translate_corpus_ids(model, source, examples)
