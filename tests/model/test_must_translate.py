@@ -67,14 +67,49 @@ def en_zh():
 
 
 # What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
-# the mark is removed. Issue 20 stays open for them.
+# the row leaves this table (`python benchmarks/must_translate_report.py checkpoints/en-zh --table` prints it).
+# The lesson rows (issue 32) wait for the machine-learning continuation, measured and not yet shipped (model card).
 EN_ZH_STILL_WRONG = {
     "The trophy didn't fit in the suitcase because it was too big.": "幸物因为它不大合这个手提箱。",
     "The trophy didn't fit in the suitcase because it was too small.": "幸物因为它不大合这个手提箱。",
     "Attention is all you need.": "你没必要怀疑。",
     "Machine translation is difficult.": "马赫翻译很困难。",
-    # the earlier weights passed the word check with the cause reversed (因为猫在沙发上睡觉，它非常累了。)
     "The cat is sleeping on the sofa because it is very tired today.": "因为现在在沙发上睡觉，它很疲劳。",
+    "A Transformer has an encoder and a decoder.": "阿塞雷沃有神经通行事。",
+    "Each head learns a different pattern.": "每头看不同方法方法方法。",
+    "Softmax turns scores into probabilities.": "极端的分数度争夺得分。",
+    "The model translates one word at a time.": "翻译一段段段段段时光。",
+    "My teacher says that the Transformer is a neural network.": "我的老师说，兰达斯是网络网络。",
+    "Anna works at a hospital in Munich.": "安娜在医院工作。",
+    "The encoder reads the whole sentence.": "句句句子上读一句。",
+    "The decoder writes one word at a time.": "写字机一字就写一个字。",
+    "Each layer has eight heads.": "各面有八层头头。",
+    "Attention tells the model where to look.": "总想看几件模型。",
+    "The model learns word embeddings.": "字面念书。",
+    "The softmax function turns scores into probabilities.": "那个软体能打配量功能的收量性能。",
+    "Positional encoding tells the model the order of the words.": "「那样的词是」字面进行「模式模型」。",
+    "The neural network has six layers.": "所有的网络上有两层层网路。",
+    "The decoder cannot see future words.": "事情不能见。",
+    "Cross-attention connects the decoder to the encoder.": "把神连接到 ⁇ 上。",
+    "The model translates English into Chinese.": "翻译翻译英式化。",
+    "Each word becomes a vector.": "每一个字都由法略了。",
+    "The matrix has eight rows and eight columns.": "小两面有八八八十八个钟头。",
+    "We train the model on many sentences.": "我们在火车上在很多句子。",
+    "This head attends to the previous word.": "这个头上载了我懂这个字。",
+    "The output is a probability distribution.": "出口实是通行的能力。",
+    "The query is compared with every key.": "和大海都是别的钥匙。",
+    "Training takes a long time.": "要花很长的时间。",
+    "Large models need a lot of data.": "拉夫罗制作大量的数据。",
+    "The gradient tells us how to change the weights.": "体会对我们变变更改的体重。",
+    "The input sentence has five words.": "此句有五句话。",
+    "Transformers are used for machine translation.": "格雷沃的使用者用机翻了。",
+    "John visited Vienna last summer.": "约翰去年参观了夏季的夏天。",
+    "Susan studies computer science in Boston.": "苏珊在波士顿学电脑。",
+    "My friend Jack lives in Munich.": "我朋友住在松内。",
+    "Jerry is hiding from Tom.": "杰瑞隐藏着Tom。",
+    "The train to Beijing leaves at eight.": "火车在八点钟出发。",
+    "Please close the kitchen window.": "请关上窗。",
+    "My neighbour has two black cats.": "我的邻居有两只猫。",
 }
 
 
