@@ -185,6 +185,17 @@ def read_everyday(target_language: str, path: Path = EVERYDAY) -> list[Example]:
     return [Example(row[0].strip(), [row[column].strip()]) for row in rows]
 
 
+def group_by_source(pairs: list[tuple[str, str]]) -> list[Example]:
+    """(source, reference) pairs -> one Example per source, its references in order, each once (the inverse of
+    training_pairs)."""
+    grouped: dict[str, list[str]] = {}
+    for source, reference in pairs:
+        refs = grouped.setdefault(source, [])
+        if reference not in refs:
+            refs.append(reference)
+    return [Example(source, refs) for source, refs in grouped.items()]
+
+
 def training_pairs(examples: list[Example]) -> list[tuple[str, str]]:
     """Every (source, reference) pair: a sentence with three references gives three training pairs."""
     return [(e.source, ref) for e in examples for ref in e.references]
@@ -262,6 +273,18 @@ def read_pairs(path: Path) -> list[tuple[str, str]]:
             if len(cols) >= 2 and cols[0].strip() and cols[1].strip():
                 pairs.append((cols[0].strip(), cols[1].strip()))
     return pairs
+
+
+def read_triples(path: Path) -> list[tuple[str, str, str]]:
+    """English <tab> target <tab> where it comes from (the page, the kind of name); lines without all three left
+    out."""
+    rows = []
+    with open(path, encoding="utf-8-sig") as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) >= 3 and cols[0].strip() and cols[1].strip():
+                rows.append((cols[0].strip(), cols[1].strip(), cols[2].strip()))
+    return rows
 
 
 def read_names(path: Path) -> dict[str, str]:
@@ -346,15 +369,11 @@ def _names_en_de_splits(data_dir: Path) -> Splits:
     copies = substitute_names(with_names, names, target_words=True)
     others = rng.sample([p for p in pairs if not pattern.search(p[0])], NAMES_EN_DE_SIZES["tatoeba"])
     captions = rng.sample(training_pairs(multi30k.train), NAMES_EN_DE_SIZES["multi30k"])
-    train: dict[str, list[str]] = {}
-    for en, de in with_names + copies + others + captions:
-        if normalise_english(en) not in held_out:
-            refs = train.setdefault(en, [])
-            if de not in refs:
-                refs.append(de)
-    items = list(train.items())
-    random.Random(12).shuffle(items)
-    return Splits(train=[Example(s, r) for s, r in items], valid=base.valid, test=base.test)
+    train = group_by_source(
+        [(en, de) for en, de in with_names + copies + others + captions if normalise_english(en) not in held_out]
+    )
+    random.Random(12).shuffle(train)
+    return Splits(train=train, valid=base.valid, test=base.test)
 
 
 _HALF_TO_FULL = {"?": "？", "!": "！", ",": "，", ";": "；", ":": "："}
@@ -373,18 +392,14 @@ def _extra_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES) -> Split
     base = _tatoeba_splits(data_dir / "tatoeba-en-zh" / "cmn-eng.tsv")
     extra = data_dir / "en-zh-extra"
     held_out = {normalise_english(e.source) for e in base.valid + base.test} | protected_english()
-    train: dict[str, list[str]] = {}
     pairs = training_pairs(base.train)
     for name in EXTRA_SENTENCE_FILES:
         pairs += read_pairs(extra / name)
     names = read_names(extra / "cedict-names.tsv")
     pairs += substitute_names(pairs, names, copies=name_copies)
-    for en, zh in pairs:
-        zh = full_width_punctuation(zh)
-        if normalise_english(en) not in held_out:
-            refs = train.setdefault(en, [])
-            if zh not in refs:
-                refs.append(zh)
+    train = group_by_source(
+        [(en, full_width_punctuation(zh)) for en, zh in pairs if normalise_english(en) not in held_out]
+    )
     words = [
         (en, zh) for en, zh in read_cedict_words(extra / "cedict-words.tsv") if normalise_english(en) not in held_out
     ]
@@ -394,7 +409,7 @@ def _extra_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES) -> Split
         if normalise_english(en) not in held_out
     ]
     return Splits(
-        train=[Example(s, r) for s, r in train.items()],
+        train=train,
         valid=base.valid,
         test=base.test,
         lexicon=words + name_pairs,
@@ -423,11 +438,8 @@ def chinese_without_spaces(chinese: str) -> str:
 def read_ml_pages(path: Path) -> dict[str, list[tuple[str, str]]]:
     """English <tab> Chinese <tab> attribution naming the source file -> {source file: pairs}, in file order."""
     pages: dict[str, list[tuple[str, str]]] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) >= 3 and cols[0].strip() and cols[1].strip():
-                pages.setdefault(cols[2].strip(), []).append((cols[0].strip(), cols[1].strip()))
+    for en, zh, page in read_triples(path):
+        pages.setdefault(page, []).append((en, zh))
     return pages
 
 
@@ -445,15 +457,6 @@ def split_ml_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _grouped(pairs: list[tuple[str, str]]) -> list[Example]:
-    grouped: dict[str, list[str]] = {}
-    for en, zh in pairs:
-        refs = grouped.setdefault(en, [])
-        if zh not in refs:
-            refs.append(zh)
-    return [Example(en, refs) for en, refs in grouped.items()]
-
-
 def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: int = 1) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
@@ -461,11 +464,11 @@ def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: 
     a city or a Latin-script term with another one were measured and left out: model card, run E.)"""
     everyday = _extra_en_zh_splits(data_dir, name_copies)
     ml = split_ml_pages(data_dir)
-    valid, test = _grouped(ml["ml_valid"]), _grouped(ml["ml_test"])
+    valid, test = group_by_source(ml["ml_valid"]), group_by_source(ml["ml_test"])
     held_out = {
         normalise_english(e.source) for e in everyday.valid + everyday.test + valid + test
     } | protected_english()
-    train = [e for e in _grouped(ml["train"]) if normalise_english(e.source) not in held_out]
+    train = [e for e in group_by_source(ml["train"]) if normalise_english(e.source) not in held_out]
     extra = Path(data_dir) / "en-zh-extra"
     places = [(en, zh) for en, zh in read_pairs(extra / "cedict-places.tsv") if normalise_english(en) not in held_out]
     terms = [
@@ -515,41 +518,31 @@ def _extra_en_de_splits(data_dir: Path) -> Splits:
         pairs += read_pairs(data_dir / name)
     pairs = [(en, de) for en, de in pairs if normalise_english(en) not in held_out]
     given = {n: n for n in read_names(data_dir / "en-zh-extra" / "cedict-names.tsv")}
-    cldr = [(en, de, source) for en, de, source in _read_triples(data_dir / "en-de-extra" / "cldr-names.tsv")]
+    cldr = read_triples(data_dir / "en-de-extra" / "cldr-names.tsv")
     cities = {en: de for en, de, source in cldr if "(city)" in source and en == de and re.fullmatch(r"[A-Z][a-z]+", en)}
     with_names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(given))) + r")\b")
     named = [p for p in pairs if with_names.search(p[0])]
     rng = random.Random(21)
     copies = substitute_names(rng.sample(named, min(EN_DE_NAME_COPIES, len(named))), given, target_words=True)
     copies += substitute_names(pairs, cities, seed=8, target_words=True)
-    train: dict[str, list[str]] = {}
-    for en, de in pairs + copies + training_pairs(multi30k.train) * MULTI30K_REPEAT:
-        if normalise_english(en) not in held_out:
-            refs = train.setdefault(en, [])
-            if de not in refs:
-                refs.append(de)
+    train = group_by_source(
+        [
+            (en, de)
+            for en, de in pairs + copies + training_pairs(multi30k.train) * MULTI30K_REPEAT
+            if normalise_english(en) not in held_out
+        ]
+    )
     names = [(en, de) for en, de, _ in cldr] + sorted(given.items())
     names = [(en, de) for en, de in names if normalise_english(en) not in held_out]
     terms = [
         (en, de) for en, de in read_pairs(data_dir / "en-de-ml" / "terms.tsv") if normalise_english(en) not in held_out
     ]
-    items = list(train.items())
-    random.Random(22).shuffle(items)
+    random.Random(22).shuffle(train)
     return Splits(
-        train=[Example(s, r) for s, r in items],
+        train=train,
         valid=_interleave(tatoeba.valid, multi30k.valid),
         test=_interleave(tatoeba.test, multi30k.test),
         lexicon=names + terms,
         names=names,
         terms=terms,
     )
-
-
-def _read_triples(path: Path) -> list[tuple[str, str, str]]:
-    """English <tab> target <tab> where it comes from."""
-    rows = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        cols = line.split("\t")
-        if len(cols) >= 3 and cols[0].strip() and cols[1].strip():
-            rows.append((cols[0].strip(), cols[1].strip(), cols[2].strip()))
-    return rows
