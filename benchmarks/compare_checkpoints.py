@@ -23,7 +23,7 @@ from sacrebleu.significance import PairedTest  # noqa: E402
 
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.data import DEFAULT_DATA_DIR, load_splits, read_everyday  # noqa: E402
-from model.evaluate import bleu_tokenizer_for, stutters, translate_corpus_ids  # noqa: E402
+from model.evaluate import bleu_tokenizer_for, reference_streams, stutter_share, translate_corpus_ids  # noqa: E402
 
 
 def paired_bootstrap(
@@ -57,13 +57,11 @@ def main(argv=None) -> None:
         outputs = {}
         for name, loaded in (("old", old), ("new", new)):
             ids = translate_corpus_ids(loaded.model, loaded.source_tokenizer, [e.source for e in examples])
-            outputs[name] = ([loaded.target_tokenizer.decode(i) for i in ids], sum(map(stutters, ids)) / len(ids))
-        n_refs = max(len(e.references) for e in examples)
-        references = [[e.references[i] if i < len(e.references) else None for e in examples] for i in range(n_refs)]
+            outputs[name] = ([loaded.target_tokenizer.decode(i) for i in ids], stutter_share(ids))
         row = {
             "split": split,
             "sentences": len(examples),
-            **paired_bootstrap(outputs["old"][0], outputs["new"][0], references, tokenize),
+            **paired_bootstrap(outputs["old"][0], outputs["new"][0], reference_streams(examples), tokenize),
             "stutter": {"old": round(outputs["old"][1], 4), "new": round(outputs["new"][1], 4)},
         }
         print(json.dumps(row), flush=True)

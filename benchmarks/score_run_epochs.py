@@ -28,7 +28,7 @@ from safetensors.torch import load_file  # noqa: E402
 
 from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
 from model.data import load_splits, read_everyday, read_must_translate  # noqa: E402
-from model.evaluate import score, stutters, translate_corpus_ids  # noqa: E402
+from model.evaluate import score, stutter_share, translate_corpus_ids  # noqa: E402
 from model.tokenizer import Tokenizer  # noqa: E402
 from model.transformer import Transformer  # noqa: E402
 from tests.model.test_must_translate import contains_in_order  # noqa: E402
@@ -93,7 +93,7 @@ def main(argv: list[str]) -> None:
                 {
                     f"{name}_bleu": scores["bleu"],
                     f"{name}_chrf": scores["chrf"],
-                    f"{name}_stutter": round(sum(map(stutters, ids)) / len(ids), 4),
+                    f"{name}_stutter": round(stutter_share(ids), 4),
                 }
             )
         line["wrong"] = [f"{r.english} -> {o}" for r, o, k in zip(rows, outputs, right) if not k]

@@ -23,10 +23,15 @@ def bleu_tokenizer_for(target_language: str) -> str:
     return "zh" if target_language.startswith("zh") else "13a"
 
 
-def score(hypotheses: list[str], examples: list[Example], tokenize: str, lowercase: bool = False) -> dict:
-    """Multi-reference corpus BLEU and chrF; a sentence with fewer references gets None in the extra streams."""
+def reference_streams(examples: list[Example]) -> list[list[str | None]]:
+    """sacrebleu's reference streams: the i-th reference of every sentence, None where a sentence has fewer."""
     n_refs = max(len(e.references) for e in examples)
-    streams = [[e.references[i] if i < len(e.references) else None for e in examples] for i in range(n_refs)]
+    return [[e.references[i] if i < len(e.references) else None for e in examples] for i in range(n_refs)]
+
+
+def score(hypotheses: list[str], examples: list[Example], tokenize: str, lowercase: bool = False) -> dict:
+    """Multi-reference corpus BLEU and chrF."""
+    streams = reference_streams(examples)
     bleu_metric = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
     bleu = bleu_metric.corpus_score(hypotheses, streams)
     chrf = sacrebleu.CHRF().corpus_score(hypotheses, streams)
@@ -47,6 +52,11 @@ def stutters(ids: list[int], times: int = 3) -> bool:
         if run >= times:
             return True
     return False
+
+
+def stutter_share(outputs: list[list[int]]) -> float:
+    """The share of outputs (target ids) that stutter."""
+    return sum(map(stutters, outputs)) / len(outputs)
 
 
 @torch.no_grad()
@@ -141,7 +151,7 @@ def main(argv=None):
         )
         hyps = [loaded.target_tokenizer.decode(i) for i in ids]
         r = score(hyps, examples, tokenize)
-        r["stutter_share"] = round(sum(map(stutters, ids)) / len(ids), 4)
+        r["stutter_share"] = round(stutter_share(ids), 4)
         if args.lowercase:
             r["bleu_lowercase"] = score(hyps, examples, tokenize, lowercase=True)["bleu"]
         r.update(seconds=round(time.time() - start, 1), sentences=len(examples), length_penalty=args.length_penalty)

@@ -143,3 +143,12 @@ def test_non_words_are_counted_per_thousand_output_words():
     rate, unknown = non_words_per_thousand(["Tom jagt Je.", "Ein Frager ist eine Entschaft."], known)
     assert unknown == ["Je", "Frager", "eine", "Entschaft"]
     assert rate == 1000 * 4 / 8
+
+
+def test_an_output_stutters_when_one_piece_comes_three_times_in_a_row():
+    """段段段段段 stutters; 段段 or 段 x 段 x 段 does not."""
+    from model.evaluate import stutter_share, stutters
+
+    assert stutters([7, 9, 9, 9, 4]) and not stutters([9, 9, 4, 9, 9]) and not stutters([9, 5, 9, 5, 9])
+    assert not stutters([]) and not stutters([9])
+    assert stutter_share([[9, 9, 9], [9, 9], [1, 2, 3], [4, 4, 4, 4]]) == 0.5
