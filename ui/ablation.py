@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from model import decode
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui.common import (
     KIND_TAB,
+    Context,
     attention_heatmap,
     chart,
     head_option_label,
@@ -16,6 +16,7 @@ from ui.common import (
     layer_of_kind,
 )
 from ui.models import get_forced, get_hypotheses, get_model
+from ui.views import View, register
 from viz.text import markdown_literal, t
 
 ALL = "*"  # the whole-layer column of a kind's grid
@@ -96,16 +97,9 @@ def head_grids(cfg, lang: str) -> list[str]:
     return sorted(chosen)
 
 
-def show_ablation(
-    tr: decode.Translation,
-    checkpoint: str,
-    beam: int,
-    layer: int,
-    head: str,
-    lang: str,
-    word_level: bool,
-    languages: tuple[str, str],
-) -> None:
+def show_ablation(ctx: Context) -> None:
+    tr, checkpoint, beam, layer, head, lang = ctx.model_output, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
+    word_level, languages = ctx.word_level, ctx.languages
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
     chosen = head_grids(cfg, lang)
@@ -129,3 +123,6 @@ def show_ablation(
     layer = layer_of_kind(ablated, kind, layer, lang)
     fig, *_ = attention_heatmap(ablated, kind, layer, head, lang, word_level, languages)
     chart(fig, key="ablation-heatmap")
+
+
+register(View("tab_ablation", "group_heads", show_ablation, ("ablation_kind",)))

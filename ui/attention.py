@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
 from model import align, attribute, decode, export
+from model.confidence import mean_log_prob
 from ui import models, widgets
-from ui.common import KIND_TAB, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
-from ui.models import get_alignment, get_flow, get_model
+from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
+from ui.decoding import show_trail
+from ui.models import get_alignment, get_calibration, get_flow, get_model
+from ui.views import View, register
 from viz import attention as attention_viz
 from viz.tables import attention_csv, probability_text, token_table
 from viz.text import markdown_literal, t
@@ -133,22 +134,14 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
         )
 
 
-def show_attention(
-    tr: decode.Translation,
-    kind: str,
-    layer: int,
-    head: str,
-    lang: str,
-    word_level: bool,
-    languages: tuple[str, str],
-    fetch: Callable[[], decode.Translation],
-    checkpoint: str | None = None,
-) -> None:
-    """fetch: gets tr again (from the shared cache, or computed anew), for the download button to keep instead of
-    tr itself: Streamlit keeps a session's download callables as long as the session, even disconnected, and a
-    beam-8 translation of a long sentence holds tens of MiB. checkpoint: where tr's model is, for the other
-    accounts of the map (without it only the raw weights are offered)."""
-    layer = layer_of_kind(tr, kind, layer, lang)
+def show_attention(ctx: Context, kind: str) -> None:
+    """One kind's map for the chosen layer and head, its explanation, downloads and the layers x heads grid.
+    The download button keeps ctx.fetch (which gets the translation again from the shared cache, or computes it
+    anew) instead of the translation itself: Streamlit keeps a session's download callables as long as the
+    session, even disconnected, and a beam-8 translation of a long sentence holds tens of MiB."""
+    tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.languages
+    checkpoint, fetch = ctx.checkpoint, ctx.fetch
+    layer = layer_of_kind(tr, kind, ctx.layer, lang)
     method = st.session_state.get("flow_method", "attention") if checkpoint else "attention"
     flow = flow_map(tr, kind, layer, head, method, checkpoint, lang)
     if flow is None:
@@ -240,3 +233,48 @@ def show_attention(
     )
     chart(grid, key=f"grid-{kind}")
     st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))
+
+
+def draw_encoder(ctx: Context) -> None:
+    show_attention(ctx, "encoder_self")
+    st.caption(t("explain_multihead", ctx.lang))
+
+
+def translation_notes(
+    tr: decode.Translation,
+    model_output: decode.Translation,
+    original: decode.Translation,
+    cfg,
+    what_if: bool,
+    checkpoint: str,
+    lang: str,
+) -> None:
+    """The translation shown, with what was cut or unknown in its input and whether the model is unsure of it."""
+    if tr.truncated:
+        st.warning(t("truncated", lang, limit=cfg.max_len, kept=len(tr.source_pieces) - 1))
+    if tr.unknown_source_pieces:
+        st.warning(t("unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_source_pieces)))))
+    if tr.reference_truncated:
+        st.warning(t("reference_truncated", lang, limit=cfg.max_len, kept=len(tr.target_pieces)))
+    if tr.unknown_reference:
+        st.warning(t("reference_unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_reference)))))
+    if not tr.finished:
+        st.info(t("unfinished", lang))
+    show_translation(tr, model_output, lang, checkpoint)
+    show_trail(tr, original, lang)
+    calibration = get_calibration(checkpoint)
+    if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
+        # the threshold was set on the model's own translations: a forced path is said to be unlikely, not wrong
+        st.warning(
+            t(
+                "unsure_forced" if what_if else "unsure",
+                lang,
+                score=mean_log_prob(tr.token_probs),
+                threshold=calibration.threshold,
+            )
+        )
+
+
+register(View("tab_encoder", "group_maps", draw_encoder))
+register(View("tab_decoder", "group_maps", lambda ctx: show_attention(ctx, "decoder_self")))
+register(View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross")))

@@ -16,14 +16,6 @@ from ui import models, widgets
 from viz import attention as attention_viz
 from viz.text import markdown_literal, t
 
-# The explorer's views in four groups: one row of four group tabs, then one row of at most four view tabs, so
-# every view is one visible click away on a 1024 px screen (eleven tabs in one row overflowed behind an arrow).
-VIEW_GROUPS = {
-    "group_maps": ("tab_encoder", "tab_decoder", "tab_cross", "tab_compare"),
-    "group_design": ("tab_positional", "tab_softmax", "tab_steps"),
-    "group_heads": ("tab_heads", "tab_search", "tab_ablation", "tab_qk"),
-    "group_generation": ("tab_decoding", "tab_lens"),
-}
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 # Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn, and the map's

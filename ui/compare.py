@@ -11,6 +11,7 @@ from model.tokenizer import group_pieces_into_words
 from ui import widgets
 from ui.common import (
     KIND_TAB,
+    Context,
     attention_heatmap,
     axis_names,
     chart,
@@ -20,6 +21,7 @@ from ui.common import (
     open_head,
 )
 from ui.models import get_hypotheses
+from ui.views import View, register
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
 from viz.text import markdown_literal, t
@@ -50,17 +52,10 @@ MINIMAL_PAIRS = [
 ]
 
 
-def show_compare(
-    tr: decode.Translation,
-    checkpoint: str,
-    beam: int,
-    layer: int,
-    head: str,
-    lang: str,
-    word_level: bool,
-    languages: tuple[str, str],
-) -> None:
+def show_compare(ctx: Context) -> None:
     """Two sentences side by side: the same view, layer and head, one colour scale (0 to 1, as every map)."""
+    tr, checkpoint, beam, layer, head, lang = ctx.tr, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
+    word_level, languages = ctx.word_level, ctx.languages
     second = st.session_state.second_sentence.strip()
     if not second:
         st.info(t("compare_empty", lang))
@@ -254,3 +249,6 @@ def show_tracking(
             args=(layer + 1, h + 1, KIND_TAB[kind]),
         )
     st.caption(t("compare_note", lang))
+
+
+register(View("tab_compare", "group_maps", show_compare, ("compare_kind", "compare_query", "compare_x", "compare_y")))

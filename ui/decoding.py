@@ -8,6 +8,7 @@ import streamlit as st
 from model import decode
 from ui.common import Context, chart, layer_of_kind, row_outcomes, selected_weights
 from ui.models import get_model
+from ui.views import View, register
 from viz.decoding import decoding_step_figure
 from viz.tables import probability_text
 from viz.text import markdown_literal, t
@@ -131,3 +132,6 @@ def show_what_if(ctx: Context, step: int) -> None:
     show_trail(ctx.model_output, ctx.original, lang, with_undo=False)
     if st.session_state.get("trail"):
         st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo")
+
+
+register(View("tab_decoding", "group_generation", show_decoding_steps, ("decode_step",)))

@@ -7,10 +7,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from model import align, decode, probe, roles
+from model import align, probe, roles
 from ui import widgets
-from ui.common import KIND_TAB, chart, inspect_head, kind_in_sentence, kind_selector
+from ui.common import KIND_TAB, Context, chart, inspect_head, kind_in_sentence, kind_selector
 from ui.models import get_alignment, get_model
+from ui.views import View, register
 from viz.heads import statistic_grid
 from viz.tables import localized_head_table
 from viz.text import markdown_literal, t
@@ -45,7 +46,8 @@ def statistic_label(name: str, lang: str) -> str:
     return t(f"stat_{name}", lang)
 
 
-def show_head_statistics(tr: decode.Translation, checkpoint: str, lang: str) -> None:
+def show_head_statistics(ctx: Context) -> None:
+    tr, checkpoint, lang = ctx.tr, ctx.checkpoint, ctx.lang
     stats = probe.translation_statistics(tr)
     kind = kind_selector(lang, "stats_kind")
     names = list(stats[kind])
@@ -254,3 +256,10 @@ def evidence(row, lang: str) -> str:
     if "alignment" in roles_:
         parts.append(t("evidence_alignment", lang, aer=f"{row.aer:.2f}"))
     return t("clause_separator", lang).join(parts)
+
+
+register(
+    View(
+        "tab_heads", "group_heads", show_head_statistics, ("stats_kind", "stats_name", "inspect_layer", "inspect_head")
+    )
+)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.common import Context, chart
 from ui.models import get_logit_lens, get_model
+from ui.views import View, register
 from viz.decoding import logit_lens_figure
 from viz.text import markdown_literal, t
 
@@ -36,3 +37,6 @@ def show_logit_lens(ctx: Context) -> None:
     late = [markdown_literal(p) for p, d in zip(tr.target_pieces, decided) if d == n_layers]
     st.caption(t("lens_decided", lang, early=", ".join(early) or "–", late=", ".join(late) or "–", layers=n_layers))
     st.caption(t("lens_limits", lang))
+
+
+register(View("tab_lens", "group_generation", show_logit_lens))

@@ -4,8 +4,6 @@ this model's own numbers, and each linked to the explorer view that shows the sa
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
 from ui.common import Context
@@ -15,61 +13,56 @@ from ui.no_attention import show_no_attention
 from ui.output_layer import show_output_layer
 from ui.padding import show_padding
 from ui.residual import show_residual
+from ui.views import Lesson, register, views
 from ui.word_order import show_word_order
 from viz.text import t
 
-# Lesson key -> the explorer tab that shows the same thing in full (None: the lesson is the only view of it).
-LESSONS = {
-    "lesson_qkv": "tab_steps",
-    "lesson_scaling": "tab_softmax",
-    "lesson_multihead": "tab_encoder",
-    "lesson_masks": "tab_decoder",
-    "lesson_positions": "tab_positional",
-    "lesson_residual": None,
-    "lesson_ffn": None,
-    "lesson_encoder_decoder": "tab_cross",
-    "lesson_output": "tab_decoding",
-    "lesson_explanation": "tab_cross",
-}
-LESSON_KEYS = tuple(LESSONS)
-# The widgets of the lessons' own views: kept while their lesson is closed (widgets.keep).
-LESSON_WIDGETS = (
-    "order_a",
-    "order_b",
-    "padding_other",
-    "residual_stack",
-    "residual_position",
-    "layernorm_sublayer",
-    "output_step",
-    "explain_step",
-    "explain_ig",
-)
+
+def open_in_explorer(view: str) -> None:
+    st.session_state.update(page="explore", tab=view)
 
 
-def open_in_explorer(tab: str) -> None:
-    st.session_state.update(page="explore", tab=tab)
-
-
-def show_lesson(key: str, ctx: Context, explorer: dict[str, Callable[[], None]]) -> None:
-    """One lesson: what it argues, then the proof on the current sentence. explorer: tab key -> its view."""
-    st.markdown(t(f"{key}_intro", ctx.lang))
-    own_views = {
-        "lesson_masks": show_padding,
-        "lesson_positions": show_word_order,
-        "lesson_residual": show_residual,
-        "lesson_ffn": show_ffn,
-        "lesson_encoder_decoder": show_no_attention,
-        "lesson_output": show_output_layer,
-        "lesson_explanation": show_explanation,
-    }
-    tab = LESSONS[key]
-    if key in ("lesson_qkv", "lesson_scaling", "lesson_multihead", "lesson_masks"):
-        explorer[tab]()  # the explorer's view itself, on the same sentence, layer and head
-    if key in own_views:
-        if key == "lesson_masks":
-            st.markdown(f"**{t('padding_heading', ctx.lang)}**")
-        own_views[key](ctx)
-    if tab:
+def show_lesson(lesson: Lesson, ctx: Context) -> None:
+    """What the lesson argues, then the proof on the current sentence, then the way to the explorer."""
+    st.markdown(t(f"{lesson.key}_intro", ctx.lang))
+    if lesson.shows_view:
+        views()[lesson.explorer_view].draw(ctx)
+    if lesson.own_view is not None:
+        if lesson.heading:
+            st.markdown(f"**{t(lesson.heading, ctx.lang)}**")
+        lesson.own_view(ctx)
+    if lesson.explorer_view:
         st.button(
-            t("lesson_open", ctx.lang, view=t(tab, ctx.lang)), key=f"open-{key}", on_click=open_in_explorer, args=(tab,)
+            t("lesson_open", ctx.lang, view=t(lesson.explorer_view, ctx.lang)),
+            key=f"open-{lesson.key}",
+            on_click=open_in_explorer,
+            args=(lesson.explorer_view,),
         )
+
+
+register(Lesson("lesson_qkv", "tab_steps", shows_view=True))
+register(Lesson("lesson_scaling", "tab_softmax", shows_view=True))
+register(Lesson("lesson_multihead", "tab_encoder", shows_view=True))
+register(
+    Lesson(
+        "lesson_masks",
+        "tab_decoder",
+        shows_view=True,
+        own_view=show_padding,
+        heading="padding_heading",
+        widgets=("padding_other",),
+    )
+)
+register(Lesson("lesson_positions", "tab_positional", own_view=show_word_order, widgets=("order_a", "order_b")))
+register(
+    Lesson(
+        "lesson_residual",
+        None,
+        own_view=show_residual,
+        widgets=("residual_stack", "residual_position", "layernorm_sublayer"),
+    )
+)
+register(Lesson("lesson_ffn", None, own_view=show_ffn))
+register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention))
+register(Lesson("lesson_output", "tab_decoding", own_view=show_output_layer, widgets=("output_step",)))
+register(Lesson("lesson_explanation", "tab_cross", own_view=show_explanation, widgets=("explain_step", "explain_ig")))

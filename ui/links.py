@@ -1,4 +1,5 @@
-"""Reading a shared link's query parameters strictly.
+"""The page's link: one LinkState read from the query parameters strictly (parse_link) and written back to them
+(LinkState.to_params, from the session by link_from_session), so a copied link reopens what its page showed.
 
 A link is typed, pasted and edited by people, so every value is checked: numbers are ASCII digits of bounded
 length (``str.isdigit`` accepts "²" and 5,000-digit strings, which ``int`` then rejects or chokes on), names must
@@ -45,6 +46,65 @@ class LinkState:
     word_level: bool | None = None  # word-level maps (words=1)
     flow: str | None = None  # what the attention maps show: raw weights or another account (model.attribute)
     notices: list[Notice] = field(default_factory=list)
+
+    def to_params(self) -> dict[str, str]:
+        """The query parameters of this state; parse_link reads them back to the same state. The explorer's
+        first view, raw attention and an empty second sentence are the defaults: no parameter, or an empty one."""
+        params = {
+            "s": self.sentence or "",
+            "s2": self.second_sentence or "",
+            "ckpt": self.checkpoint or "",
+            "layer": str(self.layer or 1),
+            "head": self.head or "1",
+            "lang": self.lang or "en",
+            "beam": str(self.beam or 1),
+            "present": str(int(self.present)),
+            "words": str(int(bool(self.word_level))),
+        }
+        if self.view:
+            params["view"] = self.view
+        if self.pair:
+            params["pair"] = ".".join(map(str, self.pair))
+        if self.compared and (self.second_sentence or "").strip():
+            params["cmp"] = ".".join(map(str, self.compared))
+        if self.qk:
+            params["qk"] = f"{self.qk[0]}.{self.qk[1]}"
+        if self.flow and self.flow != "attention":
+            params["flow"] = self.flow
+        if self.trail:
+            params["force"] = ",".join(f"{step}:{piece}" for step, piece in self.trail)
+        return params
+
+
+def link_from_session(session, first_view: str, first_lesson: str) -> LinkState:
+    """What the page shows, from its session state (a mapping): the state a copied link must reopen.
+    first_view: the explorer's default view (no parameter); first_lesson: the lesson the lessons page opens on."""
+
+    def numbers(keys):
+        values = [session.get(k) for k in keys]
+        return tuple(values) if all(type(v) is int for v in values) else None
+
+    lessons = session.get("page") == "lessons"
+    view = session.get("lesson", first_lesson) if lessons else session.get("tab")
+    pair_kind, qk_kind = session.get("search_kind"), session.get("qk_kind")
+    pair, qk = numbers(("search_query", "search_key")), numbers(("qk_query",))
+    return LinkState(
+        sentence=session.get("sentence"),
+        second_sentence=session.get("second_sentence") or None,
+        checkpoint=session.get("checkpoint"),
+        lang=session.get("lang"),
+        layer=session.get("layer"),
+        head=session.get("head"),
+        beam=session.get("beam"),
+        present=bool(session.get("present")),
+        word_level=bool(session.get("word_level")),
+        view=view if view and (lessons or view != first_view) else None,
+        pair=(pair_kind, *pair) if pair_kind in PAIR_KINDS and pair else None,  # once a pair was chosen
+        compared=numbers(("compare_query", "compare_x", "compare_y")),  # the two-sentence view's word pairs
+        qk=(qk_kind, *qk) if qk_kind in PAIR_KINDS and qk else None,  # once a query was chosen
+        flow=session.get("flow_method", "attention"),
+        trail=tuple(tuple(step) for step in session.get("trail") or ()) or None,
+    )
 
 
 def shorten(value: str, limit: int = 24) -> str:

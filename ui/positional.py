@@ -6,12 +6,14 @@ import streamlit as st
 
 from model.transformer import sinusoidal_positional_encoding
 from ui import widgets
-from ui.common import chart
+from ui.common import Context, chart
+from ui.views import View, register
 from viz import positional as positional_viz
 from viz.text import t
 
 
-def show_positional(d_model: int, max_len: int, lang: str) -> None:
+def show_positional(ctx: Context) -> None:
+    d_model, max_len, lang = ctx.cfg.d_model, ctx.cfg.max_len, ctx.lang
     st.caption(t("explain_positional", lang))
     st.session_state.setdefault("pe_length", 50)
     length = st.slider(t("pe_length", lang), 8, 200, key="pe_length")
@@ -38,3 +40,6 @@ def show_positional(d_model: int, max_len: int, lang: str) -> None:
         positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
         key="pe-similarity",
     )
+
+
+register(View("tab_positional", "group_design", show_positional, ("pe_length", "pe_dims")))

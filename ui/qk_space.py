@@ -11,6 +11,7 @@ from model import qk_space
 from model.data import read_everyday
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model, translation_cache
+from ui.views import View, register
 from viz import attention as attention_viz
 from viz.steps import qk_space_figure
 from viz.text import t
@@ -128,3 +129,6 @@ def show_qk_space(ctx: Context) -> None:
         offset, share = qk_space.dominant_offset(weights, masked)
         if share >= qk_space.POSITIONAL_SHARE:
             st.caption(t("qk_positional", lang, share=share, offset=offset))
+
+
+register(View("tab_qk", "group_heads", show_qk_space, ("qk_kind", "qk_query")))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from model import decode
-from ui.common import chart
+from ui.common import Context, chart
 from ui.steps import choose_query
+from ui.views import View, register
 from viz import softmax as softmax_viz
 from viz.text import plotly_literal, t
 
@@ -18,7 +18,8 @@ def get_scaling_statistics() -> tuple[dict, dict]:
     return softmax_viz.dot_product_variance(d_ks), softmax_viz.saturation_statistics(d_ks)
 
 
-def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
+def show_scaling(ctx: Context) -> None:
+    tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
     variance, saturation = get_scaling_statistics()
     # The caption quotes the same computation the saturation plot draws, at the paper's d_k = 64.
     st.caption(t("explain_scaling", lang, n_keys=saturation["n_keys"], **softmax_viz.saturation_at(saturation, 64)))
@@ -61,3 +62,6 @@ def show_scaling(tr: decode.Translation, layer: int, head: str, lang: str) -> No
         ),
     )
     chart(softmax_viz.softmax_pair_figure(c.k @ c.q, d_k, c.keys, real_labels, c.masked), key="model-scaling")
+
+
+register(View("tab_softmax", "group_design", show_scaling, ("pair_dk", "scaling_kind", "scaling_query")))

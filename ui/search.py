@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from model import align, decode, head_search
+from model import align, head_search
 from ui import widgets
-from ui.common import ARROW, KIND_TAB, axis_names, chart, every_head, kind_selector, open_head
+from ui.common import ARROW, KIND_TAB, Context, axis_names, chart, every_head, kind_selector, open_head
 from ui.compare import STOP_WORDS
 from ui.head_stats import AER_COLORSCALE
 from ui.models import get_alignment
+from ui.views import View, register
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
 from viz.text import t
@@ -43,9 +44,8 @@ def by_alignment(ranked: list[head_search.HeadScore], aer: np.ndarray) -> list[h
     return sorted(ranked, key=lambda h: (aer[h.layer - 1, h.head - 1], h.layer, h.head))
 
 
-def show_head_search(
-    tr: decode.Translation, lang: str, word_level: bool, languages: tuple[str, str], checkpoint: str | None = None
-) -> None:
+def show_head_search(ctx: Context) -> None:
+    tr, lang, word_level, languages, checkpoint = ctx.tr, ctx.lang, ctx.word_level, ctx.languages, ctx.checkpoint
     st.caption(t("explain_search", lang))
     kind = kind_selector(lang, "search_kind")
     maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
@@ -155,3 +155,8 @@ def show_head_search(
     )
     if by != "aer":
         st.caption(t("search_lift_note", lang))
+
+
+register(
+    View("tab_search", "group_heads", show_head_search, ("search_kind", "search_query", "search_key", "search_by"))
+)

@@ -8,7 +8,8 @@ import numpy as np
 import streamlit as st
 
 from model import decode
-from ui.common import chart, kind_selector, layer_of_kind, query_labels, query_selector
+from ui.common import Context, chart, kind_selector, layer_of_kind, query_labels, query_selector
+from ui.views import View, register
 from viz import attention as attention_viz
 from viz import steps as steps_viz
 from viz.text import markdown_literal, t
@@ -56,7 +57,8 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
     )
 
 
-def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None:
+def show_steps(ctx: Context) -> None:
+    tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
     st.caption(t("explain_steps", lang))
     c = choose_query(tr, layer, head, lang, "steps")
     steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
@@ -76,3 +78,6 @@ def show_steps(tr: decode.Translation, layer: int, head: str, lang: str) -> None
             diff=float(np.abs(model_row - steps.weights).max()),
         )
     )
+
+
+register(View("tab_steps", "group_design", show_steps, ("steps_kind", "steps_query")))

@@ -14,24 +14,13 @@ from streamlit.testing.v1 import AppTest
 
 from model import decode
 from model.checkpoint import load_checkpoint
+from ui.views import views
 from viz.text import markdown_literal
 
 from ..conftest import ROOT
 
 APP = str(ROOT / "app.py")
-TAB_KEYS = (
-    "tab_encoder",
-    "tab_decoder",
-    "tab_cross",
-    "tab_positional",
-    "tab_softmax",
-    "tab_steps",
-    "tab_heads",
-    "tab_ablation",
-    "tab_decoding",
-    "tab_lens",
-    "tab_qk",
-)
+TAB_KEYS = tuple(views())  # every view of the explorer, from the registry the router reads
 
 
 def run_app(**query) -> AppTest:

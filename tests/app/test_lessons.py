@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import decode
 from model.checkpoint import load_checkpoint
-from ui.lessons import LESSON_KEYS, LESSONS
+from ui.views import lessons
 
 from ..conftest import SHIPPED
 from .test_app import APP, figures, heat, plotly_array
@@ -46,13 +46,13 @@ def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
     at.query_params["lang"] = lang
     at.run()
     seen = set()
-    for lesson in LESSON_KEYS:
+    for lesson, entry in lessons().items():
         open_lesson(at, lesson)
         charts = figures(at)
         assert charts, f"{lesson} draws nothing"
         seen |= set(charts)
         assert any(m.value.startswith("**") for m in at.markdown), lesson  # the lesson's argument, in words
-        if LESSONS[lesson]:
+        if entry.explorer_view:
             assert at.button(key=f"open-{lesson}").label  # and its link to the explorer
     for key in (
         "no-attention-learned",

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import pytest
 
 from serve import wait_healthy
-from ui.common import VIEW_GROUPS
+from ui.views import view_groups
 from viz.text import LANGUAGES, t
 
 from ..conftest import ROOT, SHIPPED
@@ -156,7 +156,7 @@ def choose(page, label: str, option: str, typed: str | None = None, wait: bool =
 def open_view(page, name: str) -> None:
     """Open an explorer view by its tab label (either language), as a user does: its group's tab first, when
     the view's own tab is not showing."""
-    for group, views in VIEW_GROUPS.items():
+    for group, views in view_groups().items():
         for lang in LANGUAGES:
             if name in [t(v, lang) for v in views]:
                 view_tab = page.get_by_role("tab", name=name, exact=True)

@@ -1,0 +1,93 @@
+"""The page's link is one LinkState: what a page shows, written to query parameters, reads back as the same
+state — for every view and lesson of the registry, and for links written by older versions of the app."""
+
+from __future__ import annotations
+
+import pytest
+
+from model import attribute
+from ui import links
+from ui.views import lessons, linkable, view_groups, views
+
+CHECKPOINTS = ["en-zh", "en-de"]
+LANGUAGES = ["en", "zh"]
+
+
+def parse(params: dict[str, str]) -> links.LinkState:
+    return links.parse_link(params, CHECKPOINTS, LANGUAGES, 8, linkable(), attribute.METHODS)
+
+
+def session_showing(view: str) -> dict:
+    """A session as the app holds it, with every optional choice made, open on this view or lesson."""
+    on_lesson = view in lessons()
+    return dict(
+        sentence="Tom chases Jerry.",
+        second_sentence="Jerry chases Tom.",
+        checkpoint="en-de",
+        lang="zh",
+        layer=3,
+        head="mean",
+        beam=4,
+        present=True,
+        word_level=True,
+        page="lessons" if on_lesson else "explore",
+        **({"lesson": view} if on_lesson else {"tab": view}),
+        search_kind="cross",
+        search_query=2,
+        search_key=1,
+        compare_query=1,
+        compare_x=0,
+        compare_y=2,
+        qk_kind="decoder_self",
+        qk_query=3,
+        flow_method="value-zeroing",
+        trail=[[2, 1234], [5, 88]],
+    )
+
+
+@pytest.mark.parametrize("view", linkable())
+def test_every_view_and_lesson_round_trips_through_its_link(view):
+    first_view, first_lesson = next(iter(views())), next(iter(lessons()))
+    state = links.link_from_session(session_showing(view), first_view, first_lesson)
+    params = state.to_params()
+    again = parse(params)
+    assert again == state and not again.notices
+    assert again.to_params() == params
+    # the explorer's first view is the default: its link says nothing, and opens it all the same
+    assert ("view" in params) == (view != first_view)
+
+
+def test_a_fresh_session_writes_the_defaults_only():
+    session = dict(sentence="I like tea.", second_sentence="", checkpoint="en-zh", lang="en", layer=1, head="1")
+    session.update(beam=1, present=False, word_level=False, page="explore", tab=next(iter(views())))
+    params = links.link_from_session(session, next(iter(views())), next(iter(lessons()))).to_params()
+    assert params == dict(
+        s="I like tea.", s2="", ckpt="en-zh", layer="1", head="1", lang="en", beam="1", present="0", words="0"
+    )
+
+
+@pytest.mark.parametrize(
+    "old, expected",
+    [
+        # an older two-sentence link gave the first sentence's key twice: query.key.query.key
+        ({"cmp": "2.1.2.0"}, dict(compared=(2, 1, 0))),
+        ({"view": "tab_cross", "flow": "attention"}, dict(view="tab_cross", flow="attention")),
+        ({"force": "5:88,2:1234"}, dict(trail=((2, 1234), (5, 88)))),
+        ({"head": "03"}, dict(head="3")),
+    ],
+)
+def test_older_links_still_open(old, expected):
+    state = parse(old)
+    assert not state.notices
+    for name, value in expected.items():
+        assert getattr(state, name) == value
+
+
+def test_every_group_holds_what_fits_one_row_at_1024():
+    groups = view_groups()
+    assert sorted(v for keys in groups.values() for v in keys) == sorted(views())
+    assert all(1 <= len(keys) <= 4 for keys in groups.values())
+
+
+def test_a_lesson_opens_views_that_exist():
+    assert all(lesson.explorer_view in views() for lesson in lessons().values() if lesson.explorer_view)

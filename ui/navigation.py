@@ -1,0 +1,79 @@
+"""Which view runs: the explorer's two rows of tabs (groups, then the views of the open group) and the lessons'
+tabs, over the registry of ui.views; only the open tab runs. And the page's fixed style."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import views as registry
+from ui.common import Context
+from ui.lessons import show_lesson
+from ui.views import view_groups
+from viz.text import LANGUAGES, t
+
+
+def page_style(present: bool) -> None:
+    """Less empty space above the page, so the map fits the first screen of a 1024×768 projector; every lesson tab
+    in view; in presentation mode, larger captions and translation for the back row. Fixed CSS, no user text."""
+    css = f".block-container {{padding-top: {1.5 if present else 2.5}rem; padding-bottom: 1rem;}}"
+    # Ten lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
+    # hiding behind the tab bar's scroll arrow.
+    css += " .st-key-lesson_tab [role='tablist'] {flex-wrap: wrap; overflow: visible;}"
+    if present:
+        css += (
+            " [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
+            " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}"
+        )
+    st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
+
+
+def remember_tab(keys: tuple[str, ...], state_key: str, widget_key: str) -> None:
+    """The tabs widget holds the open tab's *label*, which changes with the interface language; the session
+    keeps the tab's key, so a language switch stays on the same tab."""
+    by_label = {t(key, lang): key for key in keys for lang in LANGUAGES}
+    st.session_state[state_key] = by_label.get(st.session_state[widget_key], keys[0])
+
+
+def lazy_tabs(keys: tuple[str, ...], state_key: str, widget_key: str, lang: str) -> dict:
+    """Tabs of which only the open one runs (lazy tabs: a hidden view costs nothing, and a layer or head change
+    redraws one view instead of all of them). -> tab key -> tab; check tab.open before drawing into it."""
+    st.session_state[widget_key] = t(st.session_state.setdefault(state_key, keys[0]), lang)
+    tabs = st.tabs(
+        [t(k, lang) for k in keys], key=widget_key, on_change=remember_tab, args=(keys, state_key, widget_key)
+    )
+    return dict(zip(keys, tabs))
+
+
+def open_group(lang_keys: tuple[str, ...]) -> None:
+    """A click on a group tab opens the view last open in that group (its first, the first time)."""
+    by_label = {t(key, lang): key for key in lang_keys for lang in LANGUAGES}
+    group = by_label.get(st.session_state.group_tab, lang_keys[0])
+    st.session_state.tab = st.session_state.get("last_view", {}).get(group, view_groups()[group][0])
+
+
+def explorer_tabs(ctx: Context) -> None:
+    """The group tabs, then the open group's view tabs; only the open view runs. st.session_state.tab (the view's
+    key) decides both, so view= links, "open this head" buttons and a language switch land on the same view."""
+    lang, groups, views = ctx.lang, view_groups(), registry.views()
+    view = st.session_state.setdefault("tab", next(iter(views)))
+    st.session_state.group = views[view].group
+    st.session_state.group_tab = t(st.session_state.group, lang)
+    tabs = st.tabs([t(g, lang) for g in groups], key="group_tab", on_change=open_group, args=(tuple(groups),))
+    for group, tab in zip(groups, tabs):
+        if not tab.open:
+            continue
+        with tab:
+            st.session_state.setdefault("last_view", {})[group] = view
+            for key, view_tab in lazy_tabs(groups[group], "tab", f"view_tab_{group}", lang).items():
+                if view_tab.open:
+                    with view_tab:
+                        views[key].draw(ctx)
+
+
+def lesson_tabs(ctx: Context) -> None:
+    """The lessons, one tab each; only the open one runs."""
+    lessons = registry.lessons()
+    for key, tab in lazy_tabs(tuple(lessons), "lesson", "lesson_tab", ctx.lang).items():
+        if tab.open:
+            with tab:
+                show_lesson(lessons[key], ctx)

@@ -1,0 +1,203 @@
+"""A session's state: set once from the page's link (and, for a page that reconnects to a restarted server, from
+the widget values it sent), and written back to the link after every run."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import attribute
+from model.checkpoint import read_metadata
+from ui import links
+from ui import views as registry
+from ui.checkpoints import PREFERRED_CHECKPOINT, checkpoint_label, checkpoint_root, examples_for
+from ui.common import head_name
+from ui.sidebar import MAX_BEAM, PAGES
+from viz.text import LANGUAGES, markdown_literal, t
+
+
+def widget_values_the_page_sent() -> dict[str, object]:
+    """Key -> value of the widget values the browser sent with this run. A page that reconnects to a restarted
+    server sends the values its widgets hold, with the action that triggered the run (a new sentence, another
+    layer, a tab), while the new server's session is still empty: those values are the user's and must win over
+    the link's. A new page sends none."""
+    try:  # Streamlit's session internals: no public API says which values the browser sent
+        from streamlit.runtime.state.common import user_key_from_element_id
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        sent = {}
+        for w in get_session_state().get_widget_states():
+            key, field = user_key_from_element_id(w.id), w.WhichOneof("value")
+            if key and field:
+                sent[key] = getattr(w, field)
+        return sent
+    except Exception:
+        return {}
+
+
+def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
+    """The sent values of the page's main choices as the options they name (select widgets send the option's
+    label, in the interface language of the page), for the keys the script reads before it draws them."""
+
+    def by_label(options, label_of):
+        return {label_of(o, lang): o for o in options for lang in LANGUAGES}
+
+    def number(label):
+        digits = "".join(c for c in str(label) if c.isdigit())
+        return int(digits) if digits else None
+
+    restored = {}
+    for key in ("sentence", "second_sentence", "reference"):
+        if isinstance(sent.get(key), str):
+            restored[key] = sent[key]
+    for key in ("present", "word_level"):
+        if isinstance(sent.get(key), bool):
+            restored[key] = sent[key]
+    maps = {
+        "lang": by_label(LANGUAGES, lambda code, _: LANGUAGES[code]),
+        "checkpoint": by_label(
+            checkpoints, lambda name, lang: checkpoint_label(name, read_metadata(checkpoint_root() / name), lang)
+        ),
+        "decoding": by_label(("greedy", "beam"), lambda d, lang: t(d, lang)),
+        "page": by_label(PAGES, lambda p, lang: t(f"page_{p}", lang)),
+        "flow_method": by_label(attribute.METHODS, lambda m, lang: t(f"flow_{m}", lang)),
+        "head": by_label(["mean"], head_name),
+    }
+    for key, labels in maps.items():
+        if sent.get(key) in labels:
+            restored[key] = labels[sent[key]]
+    if "head" in sent and "head" not in restored and number(sent["head"]):
+        restored["head"] = str(number(sent["head"]))
+    for key in ("layer", "beam_size"):
+        if number(sent.get(key, "")):
+            restored[key] = number(sent[key])
+    return restored
+
+
+def tab_from_sent(sent: dict, lang_keys: tuple[str, ...], widget_key: str) -> str | None:
+    """The tab key whose label (in any interface language) a sent tabs widget holds, or None."""
+    by_label = {t(key, lang): key for key in lang_keys for lang in LANGUAGES}
+    return by_label.get(sent.get(widget_key)) if isinstance(sent.get(widget_key), str) else None
+
+
+def init_state(checkpoints: list[str]) -> None:
+    """Defaults, overridden once per session by the URL's query parameters (a shared link), each checked
+    strictly (ui.links); what the link asked for but could not have is listed in link_notices.
+    Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server)."""
+    if st.session_state.get("initialised"):
+        return
+    link = links.parse_link(
+        {k: st.query_params[k] for k in st.query_params},
+        checkpoints,
+        list(LANGUAGES),
+        MAX_BEAM,
+        registry.linkable(),
+        attribute.METHODS,
+        {k: len(st.query_params.get_all(k)) for k in st.query_params},
+    )
+    checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
+    sent = widget_values_the_page_sent()  # a reconnected page: its widgets' values stand, the link fills the rest
+    defaults = dict(
+        sentence=link.sentence or examples_for(checkpoint)[0],
+        second_sentence=link.second_sentence or "",
+        checkpoint=checkpoint,
+        layer=1,
+        head="1",
+        lang=link.lang or "en",
+        beam=link.beam or 1,
+        decoding="greedy",
+        reference="",
+        word_level=bool(link.word_level),
+        present=link.present,
+    )
+    restored = restored_values(sent, checkpoints)
+    # a value the page sent but that cannot be read back (an option no longer offered) falls back to the default
+    st.session_state.update({k: v for k, v in defaults.items() if k not in restored})
+    st.session_state.update(restored)
+    if "beam_size" in restored and st.session_state.get("decoding") == "beam":
+        st.session_state.beam = restored["beam_size"]
+    st.session_state.update(
+        link_notices=link.notices,
+        link_view=(None if "layer" in sent else link.layer, None if "head" in sent else link.head),
+    )
+    if "page" not in sent:
+        st.session_state.page = "explore"
+    if st.session_state.get("beam", 1) > 1:
+        st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
+    if link.pair:
+        kind, query, key = link.pair
+        st.session_state.update(search_kind=kind, search_query=query, search_key=key, search_signature="from a link")
+    if link.view in registry.views():
+        st.session_state.update(page="explore", tab=link.view)
+    elif link.view in registry.lessons():
+        st.session_state.update(page="lessons", lesson=link.view)
+    if link.qk:
+        st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1])
+    if link.flow:
+        st.session_state.flow_method = link.flow
+    if link.trail:
+        st.session_state.update(trail=[list(step) for step in link.trail], trail_for="from a link")
+    if link.compared:
+        st.session_state.update(
+            zip(("compare_query", "compare_x", "compare_y"), link.compared), compare_signature="from a link"
+        )  # kept, not replaced by the pair's own words
+    # A reconnected page's tab click (its tabs widgets hold labels): the view or lesson it opened.
+    # (the group tabs send a value only once clicked: else the group is the link's view's, or the first)
+    groups = registry.view_groups()
+    clicked_group = tab_from_sent(sent, tuple(groups), "group_tab")
+    group = clicked_group or registry.group_of(st.session_state.get("tab", next(iter(registry.views()))))
+    view = tab_from_sent(sent, groups[group], f"view_tab_{group}")
+    if view or clicked_group:
+        st.session_state.tab = view or groups[group][0]
+    lesson = tab_from_sent(sent, tuple(registry.lessons()), "lesson_tab")
+    if lesson:
+        st.session_state.lesson = lesson
+    st.session_state.initialised = True
+
+
+def apply_link_view(cfg) -> None:
+    """The link's layer and head, once the checkpoint's depth and head count are known."""
+    if "link_view" not in st.session_state:
+        return
+    layer, head, notices = links.fit_view(
+        *st.session_state.pop("link_view"), max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads
+    )
+    st.session_state.link_notices += notices
+    if layer is not None:
+        st.session_state.layer = layer
+    if head is not None:
+        st.session_state.head = head
+
+
+def show_link_notices(lang: str) -> None:
+    notices = st.session_state.pop("link_notices", None)  # said once, on the page the link opened
+    if not notices:
+        return
+    lines = [
+        t(
+            f"link_{n.action}",
+            lang,
+            parameter=n.parameter,
+            value=markdown_literal(n.value),
+            used=markdown_literal(n.used),
+        )
+        for n in notices
+    ]
+    st.warning("\n".join(f"- {line}" for line in lines))
+
+
+def current_trail(checkpoint: str, sentence: str, beam: int, vocab_size: int) -> tuple[tuple[int, int], ...]:
+    """The what-if choices of this sentence (step, piece id); a new sentence, checkpoint or beam starts without
+    any (a link's trail is kept for the sentence the link opened)."""
+    signature = (checkpoint, sentence, beam)
+    if st.session_state.get("trail_for") == "from a link":
+        st.session_state.trail_for = signature
+    if st.session_state.get("trail_for") != signature:
+        st.session_state.update(trail=[], trail_for=signature)
+    trail = [step for step in st.session_state.get("trail", []) if 0 <= step[1] < vocab_size]
+    return tuple(tuple(step) for step in trail)
+
+
+def write_url() -> None:
+    """The link of what the page shows (ui.links.LinkState), in the address bar."""
+    link = links.link_from_session(st.session_state, next(iter(registry.views())), next(iter(registry.lessons())))
+    st.query_params.from_dict(link.to_params())

@@ -1,0 +1,213 @@
+"""The sidebar: interface language, checkpoint, sentence and decoding, the view's layer, head and word level
+(above the maps in presentation mode), the page switch and what the model is."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.checkpoint import incomplete_checkpoints
+from model.transformer import count_parameters
+from ui import widgets
+from ui.attention import flow_selector
+from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
+from ui.common import head_name
+from ui.compare import MINIMAL_PAIRS
+from ui.models import get_calibration, get_scores
+from viz.text import LANGUAGES, STRINGS, language_name, markdown_literal, t
+
+MAX_BEAM = 8
+PAGES = ("explore", "lessons")
+
+
+def use_example() -> None:
+    """The example menu copies its choice into the sentence box and goes back to its placeholder, so the same
+    example can be picked again and the menu never holds a sentence of another checkpoint's list."""
+    if st.session_state.example:
+        st.session_state.update(sentence=st.session_state.example, example="")
+
+
+def use_pair() -> None:
+    """The minimal-pair menu fills both sentence boxes and goes back to its placeholder."""
+    chosen = st.session_state.pair_example
+    if chosen:
+        _, first, second = next(p for p in MINIMAL_PAIRS if p[0] == chosen)
+        st.session_state.update(
+            sentence=first, second_sentence=second, pair_example="", page="explore", tab="tab_compare"
+        )
+
+
+def switch_checkpoint() -> None:
+    # A reference translation is in the old checkpoint's target language: keep it and the new model would be
+    # teacher-forced on text it cannot read.
+    st.session_state.reference = ""
+
+
+def sidebar(checkpoints: dict[str, dict]) -> None:
+    """checkpoints: folder name -> its config.json metadata."""
+    with st.sidebar:
+        widgets.radio(
+            st,
+            t("interface_language", st.session_state.lang),
+            list(LANGUAGES),
+            format_func=LANGUAGES.get,
+            horizontal=True,
+            key="lang",
+        )
+        lang = st.session_state.lang
+        widgets.selectbox(
+            st,
+            t("checkpoint", lang),
+            list(checkpoints),
+            format_func=lambda name: checkpoint_label(name, checkpoints[name], lang),
+            key="checkpoint",
+            on_change=switch_checkpoint,
+        )
+        metadata = checkpoints[st.session_state.checkpoint]
+        widgets.selectbox(
+            st,
+            t("examples", lang),
+            [""] + examples_for(st.session_state.checkpoint),
+            key="example",
+            on_change=use_example,
+            format_func=lambda s: s or t("example_placeholder", lang),
+        )
+        st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang))
+        widgets.radio(
+            st,
+            t("decoding", lang),
+            ["greedy", "beam"],
+            key="decoding",
+            format_func=lambda d: t(d, lang),
+            horizontal=True,
+        )
+        if st.session_state.decoding == "beam":
+            st.session_state.setdefault("beam_size", 4)
+            st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
+        st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
+        target = language_name(metadata.get("target_language", "?"), lang)
+        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target))
+        st.text_input(t("second_sentence", lang), key="second_sentence", help=t("second_sentence_help", lang))
+        widgets.selectbox(
+            st,
+            t("minimal_pairs", lang),
+            [""] + [p[0] for p in MINIMAL_PAIRS],
+            key="pair_example",
+            on_change=use_pair,
+            format_func=lambda k: t(k, lang) if k else t("pair_placeholder", lang),
+        )
+        st.toggle(t("presentation", lang), key="present", help=t("presentation_help", lang))
+
+
+def view_selectors(cfg, lang: str) -> None:
+    """Layer, head and word level: in the sidebar, or, in presentation mode, in one row above the maps, so a
+    teacher can collapse the sidebar and still switch heads."""
+    deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
+    heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
+    present = st.session_state.present
+    if present:
+        # one compact row: each choice says what it is ("layer 5", "head 3"), so the labels above can go
+        layer_box, head_box, flow_box, word_box = st.columns([1, 1, 1.3, 1], vertical_alignment="center")
+    else:
+        st.sidebar.subheader(t("view", lang))
+        layer_box = head_box = flow_box = word_box = st.sidebar
+    compact = dict(label_visibility="collapsed") if present else {}
+    widgets.selectbox(
+        layer_box,
+        t("layer", lang),
+        list(range(1, deepest + 1)),
+        key="layer",
+        format_func=(lambda n: t("layer_n", lang, n=n)) if present else str,
+        **compact,
+    )
+    widgets.selectbox(
+        head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang), default="1", **compact
+    )
+    flow_selector(flow_box, lang, **compact)
+    word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
+
+
+def about_model(checkpoint: str, loaded, lang: str) -> str:
+    """What the model was trained on, its measured scores (eval.json: greedy, and beam 4 where measured: the
+    sidebar's beam search starts at 4) and what it gets wrong."""
+
+    def scores(decoding: str) -> str:
+        return t("clause_separator", lang).join(
+            t(
+                "about_scores",
+                lang,
+                name=t(f"about_set_{name}", lang),
+                bleu=r[decoding]["bleu"],
+                chrf=r[decoding]["chrf"],
+            )
+            for name, r in get_scores(checkpoint).items()
+            if decoding in r and f"about_set_{name}" in STRINGS[lang]
+        )
+
+    corpus = loaded.metadata.get("corpus", "")
+    data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
+    beam = scores("beam4")
+    return t(
+        "about_model",
+        lang,
+        params=count_parameters(loaded.model) / 1e6,
+        data=data,
+        scores=scores("greedy") or "–",
+        beam=t("about_beam", lang, scores=beam) if beam else "",
+    )
+
+
+def page_selector(lang: str) -> None:
+    """The explorer (every view of the model) or the lessons (the argument in order, on the same sentence); in
+    presentation mode in the sidebar, so the map moves up."""
+    widgets.radio(
+        st.sidebar if st.session_state.present else st,
+        t("page", lang),
+        PAGES,
+        key="page",
+        horizontal=True,
+        format_func=lambda p: t(f"page_{p}", lang),
+        label_visibility="collapsed",
+    )
+
+
+def about_expander(checkpoint: str, loaded, lang: str) -> None:
+    """What the model is, how well it scores and when it says it is unsure: folded away, in the sidebar when
+    presenting."""
+    cfg = loaded.model.cfg
+    with (st.sidebar if st.session_state.present else st).expander(t("about", lang)):
+        st.caption(t("subtitle", lang))
+        st.caption(about_model(checkpoint, loaded, lang))
+        calibration = get_calibration(checkpoint)
+        if calibration:
+            st.caption(
+                t(
+                    "unsure_about",
+                    lang,
+                    threshold=calibration.threshold,
+                    recall=calibration.recall,
+                    precision=calibration.precision,
+                    n=calibration.test_sentences,
+                    bad=calibration.test_bad,
+                    flagged=calibration.test_flagged,
+                    caught=round(calibration.recall * calibration.test_bad),
+                )
+            )
+        if cfg.norm_first:
+            st.caption(t("norm_first_note", lang))
+
+
+def checkpoint_problems(broken: list[tuple[str, str]], lang: str) -> None:
+    """Checkpoint folders with files missing (in the sidebar), and each that failed to load (on the page)."""
+    incomplete = incomplete_checkpoints(checkpoint_root())
+    if incomplete:
+        st.sidebar.caption(
+            t(
+                "checkpoints_incomplete",
+                lang,
+                folders=t("clause_separator", lang).join(
+                    f"{markdown_literal(name)} ({', '.join(missing)})" for name, missing in incomplete.items()
+                ),
+            )
+        )
+    for name, error in broken:
+        st.warning(t("checkpoint_broken", lang, name=markdown_literal(name), error=markdown_literal(error)))

@@ -1,0 +1,123 @@
+"""The registry of the explorer's views and of the lessons: one place that says which exist, in which order,
+under which group, which widgets each owns and how it is drawn.
+
+Each view module registers its own views once, when it is imported (`register(View(...))` at its end); the
+router in app.py, the links (which `view=` values exist), the lessons' "open in the explorer" buttons, the widgets
+kept while a view is closed and the tests all read this registry. To add a view: write its module with a
+`draw(ctx)` and a `register` call, add the module to VIEW_MODULES (its place there is its place in its group), and
+put its title under its key in the words catalogue.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ui.common import Context
+
+# The explorer's views in four groups: one row of four group tabs, then one row of at most four view tabs, so
+# every view is one visible click away on a 1024 px screen (eleven tabs in one row overflowed behind an arrow).
+GROUPS = ("group_maps", "group_design", "group_heads", "group_generation")
+MAX_VIEWS_PER_GROUP = 4
+# The modules that register views, in the order their views are shown within a group.
+VIEW_MODULES = (
+    "ui.attention",  # encoder self-attention, masked decoder self-attention, cross-attention
+    "ui.compare",
+    "ui.positional",
+    "ui.scaling",
+    "ui.steps",
+    "ui.head_stats",
+    "ui.search",
+    "ui.ablation",
+    "ui.qk_space",
+    "ui.decoding",
+    "ui.lens",
+)
+LESSON_MODULE = "ui.lessons"
+
+
+@dataclass(frozen=True)
+class View:
+    """One view of the explorer."""
+
+    key: str  # its name in links (view=tab_cross) and the catalogue key of its tab's title
+    group: str  # one of GROUPS
+    draw: Callable[[Context], None]
+    widgets: tuple[str, ...] = ()  # session keys of the widgets it owns, kept while it is closed (widgets.keep)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson (drawn by ui.lessons.show_lesson): its prose (catalogue key `{key}_intro`), then the proof on the
+    current sentence: the explorer's view itself (shows_view), then the lesson's own view, then a button that opens
+    the explorer view."""
+
+    key: str  # its name in links (view=lesson_positions) and the catalogue key of its tab's title
+    explorer_view: str | None  # the explorer view that shows the same thing in full (None: the lesson alone does)
+    shows_view: bool = False  # draws that explorer view itself, on the same sentence, layer and head
+    own_view: Callable[[Context], None] | None = None
+    heading: str = ""  # catalogue key of a heading above its own view
+    widgets: tuple[str, ...] = ()
+
+
+_VIEWS: dict[str, View] = {}
+_LESSONS: dict[str, Lesson] = {}
+
+
+def register(entry: View | Lesson) -> None:
+    """Called once per view or lesson by the module that draws it, when that module is imported."""
+    table = _VIEWS if isinstance(entry, View) else _LESSONS
+    if entry.key in _VIEWS or entry.key in _LESSONS:
+        raise ValueError(f"{entry.key} is registered twice")
+    if isinstance(entry, View) and entry.group not in GROUPS:
+        raise ValueError(f"{entry.key}: unknown group {entry.group}")
+    table[entry.key] = entry
+
+
+def _load() -> None:
+    if not _VIEWS:
+        for module in VIEW_MODULES + (LESSON_MODULE,):
+            importlib.import_module(module)
+
+
+def views() -> dict[str, View]:
+    """View key -> view, in the order of VIEW_MODULES (and, within a module, of its register calls), whichever
+    module happened to be imported first."""
+    _load()
+
+    def place(item: tuple[int, View]) -> tuple[int, int]:
+        sequence, view = item
+        module = view.draw.__module__
+        return (VIEW_MODULES.index(module) if module in VIEW_MODULES else len(VIEW_MODULES), sequence)
+
+    return {view.key: view for _, view in sorted(enumerate(_VIEWS.values()), key=place)}
+
+
+def lessons() -> dict[str, Lesson]:
+    """Lesson key -> lesson, in the order the seed articles argue."""
+    _load()
+    return dict(_LESSONS)
+
+
+def view_groups() -> dict[str, tuple[str, ...]]:
+    """Group key -> the keys of its views, in order; every group has at least one view."""
+    groups = {group: tuple(k for k, v in views().items() if v.group == group) for group in GROUPS}
+    crowded = [g for g, keys in groups.items() if len(keys) > MAX_VIEWS_PER_GROUP or not keys]
+    if crowded:
+        raise ValueError(f"groups with no view or more than {MAX_VIEWS_PER_GROUP}: {crowded}")
+    return groups
+
+
+def group_of(view: str) -> str:
+    return views()[view].group
+
+
+def linkable() -> tuple[str, ...]:
+    """Every key a link's view= may name: the explorer's views, then the lessons."""
+    return tuple(views()) + tuple(lessons())
+
+
+def kept_widgets() -> tuple[str, ...]:
+    """The session keys of every view's and lesson's own widgets."""
+    return tuple(w for entry in (*views().values(), *lessons().values()) for w in entry.widgets)
