@@ -17,7 +17,8 @@ from ui.common import (
 )
 from ui.models import get_forced, get_hypotheses, get_model
 from ui.views import View, register
-from viz.text import markdown_literal, t
+from ui.words import t
+from viz.escape import markdown_literal
 
 ALL = "*"  # the whole-layer column of a kind's grid
 STATE = "ablated_heads"  # session state: the heads switched off, as "kind:layer:head" (1-based)

@@ -11,9 +11,10 @@ from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, h
 from ui.decoding import show_trail
 from ui.models import get_alignment, get_calibration, get_flow, get_model
 from ui.views import View, register
+from ui.words import t
 from viz import attention as attention_viz
+from viz.escape import markdown_literal
 from viz.tables import attention_csv, probability_text, token_table
-from viz.text import markdown_literal, t
 
 
 def show_translation(

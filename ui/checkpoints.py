@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from viz.text import language_name
+from ui.words import language_name
 
 SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 # Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain).

@@ -13,8 +13,9 @@ from model import decode, head_search, probe
 from model.tokenizer import group_pieces_into_words
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui import models, widgets
+from ui.words import t
 from viz import attention as attention_viz
-from viz.text import markdown_literal, t
+from viz.escape import markdown_literal
 
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}

@@ -12,9 +12,10 @@ from ui import widgets
 from ui.common import KIND_TAB, Context, chart, inspect_head, kind_in_sentence, kind_selector
 from ui.models import get_alignment, get_model
 from ui.views import View, register
+from ui.words import t
+from viz.escape import markdown_literal
 from viz.heads import statistic_grid
 from viz.tables import localized_head_table
-from viz.text import markdown_literal, t
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -9,7 +9,7 @@ from ui import views as registry
 from ui.common import Context
 from ui.lessons import show_lesson
 from ui.views import view_groups
-from viz.text import LANGUAGES, t
+from ui.words import LANGUAGES, t
 
 
 def page_style(present: bool) -> None:

@@ -12,9 +12,9 @@ from model.data import read_everyday
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model, translation_cache
 from ui.views import View, register
+from ui.words import t
 from viz import attention as attention_viz
 from viz.steps import qk_space_figure
-from viz.text import t
 
 FALLBACK_SENTENCES = 60  # of our everyday sentences (never trained on), for a checkpoint without a sample file
 

@@ -8,8 +8,9 @@ import streamlit as st
 from ui.common import Context, chart
 from ui.steps import choose_query
 from ui.views import View, register
+from ui.words import t
 from viz import softmax as softmax_viz
-from viz.text import plotly_literal, t
+from viz.escape import plotly_literal
 
 
 @st.cache_data(show_spinner=False)

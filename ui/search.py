@@ -12,9 +12,9 @@ from ui.compare import STOP_WORDS
 from ui.head_stats import AER_COLORSCALE
 from ui.models import get_alignment
 from ui.views import View, register
+from ui.words import t
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
-from viz.text import t
 
 SEARCH_TOP = 8  # best heads drawn by the head search
 

@@ -12,7 +12,8 @@ from ui import views as registry
 from ui.checkpoints import PREFERRED_CHECKPOINT, checkpoint_label, checkpoint_root, examples_for
 from ui.common import head_name
 from ui.sidebar import MAX_BEAM, PAGES
-from viz.text import LANGUAGES, markdown_literal, t
+from ui.words import LANGUAGES, t
+from viz.escape import markdown_literal
 
 
 def widget_values_the_page_sent() -> dict[str, object]:

@@ -13,7 +13,8 @@ from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
 from ui.common import head_name
 from ui.compare import MINIMAL_PAIRS
 from ui.models import get_calibration, get_scores
-from viz.text import LANGUAGES, STRINGS, language_name, markdown_literal, t
+from ui.words import LANGUAGES, STRINGS, language_name, t
+from viz.escape import markdown_literal
 
 MAX_BEAM = 8
 PAGES = ("explore", "lessons")

@@ -10,9 +10,10 @@ import streamlit as st
 from model import decode
 from ui.common import Context, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.views import View, register
+from ui.words import t
 from viz import attention as attention_viz
 from viz import steps as steps_viz
-from viz.text import markdown_literal, t
+from viz.escape import markdown_literal
 
 
 @dataclass

@@ -76,9 +76,9 @@ def register(entry: View | Lesson) -> None:
 
 
 def _load() -> None:
-    if not _VIEWS:
-        for module in VIEW_MODULES + (LESSON_MODULE,):
-            importlib.import_module(module)
+    """Import every module that registers (each registers once, when first imported; some may already be)."""
+    for module in VIEW_MODULES + (LESSON_MODULE,):
+        importlib.import_module(module)
 
 
 def views() -> dict[str, View]:

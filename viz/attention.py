@@ -12,7 +12,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from .text import plotly_literal
+from .escape import plotly_literal
 
 COLORSCALE = "Blues"
 SIGNED_COLORSCALE = "RdBu_r"  # red: raises the piece's log-probability, blue: lowers it; white: 0

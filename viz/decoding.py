@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .text import plotly_literal
+from .escape import plotly_literal
 
 
 def decoding_step_figure(

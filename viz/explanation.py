@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .attention import SIGNED_COLORSCALE
-from .text import plotly_literal
+from .escape import plotly_literal
 
 
 def method_comparison(

@@ -8,7 +8,7 @@ import unicodedata
 import numpy as np
 import plotly.graph_objects as go
 
-from .text import plotly_literal
+from .escape import plotly_literal
 
 
 def _half_range(values: np.ndarray, middle: float) -> float:

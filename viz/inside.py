@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .text import plotly_literal
+from .escape import plotly_literal
 
 STREAM_COLOR = "#9ecae1"
 UPDATE_COLOR = "#3182bd"

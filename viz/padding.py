@@ -7,7 +7,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from .text import plotly_literal
+from .escape import plotly_literal
 
 REAL_COLOR = "#c6dbef"
 PAD_COLOR = "#bdbdbd"

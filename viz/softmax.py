@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .text import plotly_literal
+from .escape import plotly_literal
 
 SCALED_COLOR, UNSCALED_COLOR = "#1f77b4", "#d62728"
 

@@ -10,8 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .escape import plotly_literal
 from .softmax import softmax
-from .text import plotly_literal
 
 
 @dataclass

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from model import decode
 from model.checkpoint import load_checkpoint
 from ui.views import views
-from viz.text import markdown_literal
+from viz.escape import markdown_literal
 
 from ..conftest import ROOT
 

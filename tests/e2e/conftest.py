@@ -16,7 +16,7 @@ import pytest
 
 from serve import wait_healthy
 from ui.views import view_groups
-from viz.text import LANGUAGES, t
+from ui.words import LANGUAGES, t
 
 from ..conftest import ROOT, SHIPPED
 

@@ -192,7 +192,7 @@ def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_t
 def test_every_view_is_one_visible_click_away_at_1024(streamlit_server, browser, lang):
     """Issue 21: no view hides behind an overflow arrow: the group tabs and each group's view tabs fit."""
     from ui.views import view_groups
-    from viz.text import t
+    from ui.words import t
 
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}", wait_until="domcontentloaded")
@@ -218,7 +218,7 @@ def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server,
     """All ten lesson tabs lie inside the page at 1024×768 and 1280×720, sidebar open: none behind the tab bar's
     scroll arrow (at 1280 px the Chinese tenth lesson was)."""
     from ui.views import lessons
-    from viz.text import t
+    from ui.words import t
 
     LESSON_KEYS = tuple(lessons())
 

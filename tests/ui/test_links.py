@@ -3,11 +3,16 @@ state — for every view and lesson of the registry, and for links written by ol
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from model import attribute
 from ui import links
 from ui.views import lessons, linkable, view_groups, views
+
+from ..conftest import ROOT
 
 CHECKPOINTS = ["en-zh", "en-de"]
 LANGUAGES = ["en", "zh"]
@@ -91,3 +96,14 @@ def test_every_group_holds_what_fits_one_row_at_1024():
 
 def test_a_lesson_opens_views_that_exist():
     assert all(lesson.explorer_view in views() for lesson in lessons().values() if lesson.explorer_view)
+
+
+@pytest.mark.parametrize("first", ["ui.attention", "ui.lessons", "ui.navigation"])
+def test_the_registry_is_complete_whichever_module_is_imported_first(first):
+    """A server imports app.py's modules in its own order; the registry must hold every view all the same."""
+    code = (
+        f"import {first}; from ui.views import view_groups, lessons; "
+        "print(sum(map(len, view_groups().values())), len(lessons()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.split() == [str(len(views())), str(len(lessons()))]

@@ -10,8 +10,9 @@ from model.tokenizer import WORD_BOUNDARY
 from ui import widgets
 from ui.common import Context, axis_names, chart, head_name, layer_of_kind, selected_weights
 from ui.models import get_word_order
+from ui.words import t
 from viz import attention as attention_viz
-from viz.text import markdown_literal, t
+from viz.escape import markdown_literal
 
 EXAMPLE = "The dog chases the cat."
 WIDE = 14  # pieces above which the two maps stand one under the other

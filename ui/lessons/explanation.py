@@ -13,8 +13,8 @@ from model import faithfulness
 from ui import widgets
 from ui.common import Context, chart, query_labels
 from ui.models import get_comparison
+from ui.words import t
 from viz.explanation import faithfulness_bars, method_comparison
-from viz.text import t
 
 LAYER_METHODS = ("attention", "norm", "value-zeroing")  # read at the chosen layer, all heads together
 ORDER = ("attention", "norm", "value-zeroing", "rollout", "gradient-x-input", "integrated-gradients")

@@ -8,8 +8,9 @@ import streamlit as st
 
 from ui.common import Context, chart
 from ui.models import get_inside, get_model
+from ui.words import t
 from viz import inside as inside_viz
-from viz.text import markdown_literal, t
+from viz.escape import markdown_literal
 
 NAMED = 8  # pieces named on the curve
 

@@ -9,7 +9,8 @@ import streamlit as st
 from model import inside
 from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind
 from ui.models import get_forced, get_hypotheses, get_inside
-from viz.text import markdown_literal, t
+from ui.words import t
+from viz.escape import markdown_literal
 
 WIDE = 14  # pieces above which the two maps stand one under the other instead of side by side
 

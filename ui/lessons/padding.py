@@ -9,9 +9,9 @@ import streamlit as st
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui.common import KIND_TAB, Context, axis_names, chart, head_name, layer_of_kind, selected_weights
 from ui.models import get_padded_batch
+from ui.words import t
 from viz import attention as attention_viz
 from viz.padding import padded_tokens_figure
-from viz.text import t
 
 SHORT_PARTNER = "Good morning."
 LONG_PARTNER = "The cat is sleeping on the sofa because it is very tired today."

@@ -7,15 +7,15 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import Context
-from ui.explanation import show_explanation
-from ui.ffn import show_ffn
-from ui.no_attention import show_no_attention
-from ui.output_layer import show_output_layer
-from ui.padding import show_padding
-from ui.residual import show_residual
+from ui.lessons.explanation import show_explanation
+from ui.lessons.ffn import show_ffn
+from ui.lessons.no_attention import show_no_attention
+from ui.lessons.output_layer import show_output_layer
+from ui.lessons.padding import show_padding
+from ui.lessons.residual import show_residual
+from ui.lessons.word_order import show_word_order
 from ui.views import Lesson, register, views
-from ui.word_order import show_word_order
-from viz.text import t
+from ui.words import t
 
 
 def open_in_explorer(view: str) -> None:

@@ -1,0 +1,80 @@
+"""The words catalogue: every key in both languages with the same placeholders, every key used, every key the
+code asks for present, and no Chinese text left behind when its English changed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import string
+
+import pytest
+
+from ui import words
+
+from ..conftest import ROOT
+
+CODE = [p for p in [ROOT / "app.py", *(ROOT / "ui").rglob("*.py"), *(ROOT / "viz").glob("*.py")]]
+
+
+def placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_every_key_is_written_in_both_languages_with_the_same_placeholders():
+    assert set(words.STRINGS["en"]) == set(words.STRINGS["zh"])
+    for key, english in words.STRINGS["en"].items():
+        assert english.strip() and words.STRINGS["zh"][key].strip(), key
+        assert placeholders(english) == placeholders(words.STRINGS["zh"][key]), key
+
+
+def test_no_chinese_text_is_older_than_its_english():
+    stale = [key for key, text in words.STRINGS["en"].items() if words.ZH_FROM[key] != words.english_hash(text)]
+    assert not stale, (
+        f"the English of {stale} changed since its Chinese was written: update the Chinese, then run "
+        f"`python -m ui.words --checked {' '.join(stale)}`"
+    )
+
+
+def test_every_key_is_used_and_every_key_used_exists():
+    code = "\n".join(p.read_text(encoding="utf-8") for p in CODE)
+    literals = set(re.findall(r"[\"']([\w\- ]+)[\"']", code))
+    # keys built in the code: t(f"flow_{method}", ...), f"{lesson.key}_intro"
+    built = [
+        re.compile(re.escape(before) + r".+" + re.escape(after) + "$")
+        for before, after in re.findall(r"f[\"']([\w\-]*)\{[^}]*\}([\w\-]*)[\"']", code)
+        if len(before) >= 3 or after
+    ]
+    unused = [k for k in words.STRINGS["en"] if k not in literals and not any(p.match(k) for p in built)]
+    assert not unused, unused
+    asked = set(re.findall(r"\bt\(\s*\"([\w\-]+)\"", code))
+    assert asked and not asked - set(words.STRINGS["en"]), asked - set(words.STRINGS["en"])
+
+
+def test_a_changed_english_is_named_until_its_chinese_is_checked(tmp_path, monkeypatch):
+    shutil.copy(words.CATALOGUE, tmp_path / "words.toml")
+    shutil.copytree(words.PROSE, tmp_path / "lessons", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    monkeypatch.setattr(words, "CATALOGUE", tmp_path / "words.toml")
+    monkeypatch.setattr(words, "PROSE", tmp_path / "lessons")
+    catalogue = (tmp_path / "words.toml").read_text(encoding="utf-8")
+    (tmp_path / "words.toml").write_text(catalogue.replace('en = "Layer"', 'en = "Layer (1 = first)"'), "utf-8")
+    prose = tmp_path / "lessons" / "residual.en.md"
+    prose.write_text(prose.read_text(encoding="utf-8").replace("LayerNorm", "Layer normalisation", 1), "utf-8")
+
+    def stale():
+        strings, checked, _ = words.load()
+        return sorted(k for k, text in strings["en"].items() if checked[k] != words.english_hash(text))
+
+    assert stale() == ["layer", "lesson_residual_intro"]
+    strings, checked, written_in = words.load()
+    monkeypatch.setattr(words, "STRINGS", strings)
+    monkeypatch.setattr(words, "WRITTEN_IN", written_in)
+    words.mark_checked(["layer", "lesson_residual_intro"])
+    assert stale() == []
+    assert words.load()[0]["zh"]["layer"] == words.STRINGS["zh"]["layer"]  # the Chinese itself untouched
+
+
+def test_a_prose_file_without_its_key_line_is_refused(tmp_path):
+    path = tmp_path / "x.en.md"
+    path.write_text("Some prose without a key.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="must start with"):
+        words.read_prose(path)
