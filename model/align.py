@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .attribute import HEAD_METHODS, STEP_METHODS, forced_pass
+from .attribute import METHODS, forward_record
 from .decode import encode_source
 from .tokenizer import EOS_ID, Tokenizer
 
@@ -206,9 +206,9 @@ def score_heads(
     prepared = [prepare(g, source_tokenizer, target_tokenizer, target_language, model.cfg.max_len) for g in gold]
     links: dict = {}
     for pp in prepared:
-        fp = forced_pass(model, pp.source_ids, pp.target_ids)
-        maps = {name: HEAD_METHODS[name].head_maps(model, fp) for name in ("attention", "norm")}
-        maps["value-zeroing"] = HEAD_METHODS["value-zeroing"].head_maps(model, fp, ("cross",))
+        fp = forward_record(model, pp.source_ids, pp.target_ids)
+        # every head of each account the aligners read, computed whole (value zeroing of cross-attention only)
+        maps = {name: METHODS[name].compute(model, fp, ("cross",)) for name, _ in HEAD_ALIGNERS.values()}
         for method, (account, shift) in HEAD_ALIGNERS.items():
             hm = maps[account]
             n_layers, n_heads = hm.maps["cross"].shape[:2]
@@ -218,7 +218,7 @@ def score_heads(
                     key = (method, layer + 1, head if head == "mean" else head + 1)
                     links.setdefault(key, []).append(links_from_scores(word_scores(m, pp, shift), pp.target_overlap))
         for method in whole_model:
-            steps = STEP_METHODS[method].steps(model, fp)
+            steps = METHODS[method].steps(model, fp)
             key = (method, 0, "model")
             links.setdefault(key, []).append(links_from_scores(word_scores(steps.source, pp, 0), pp.target_overlap))
     rows = [

@@ -19,8 +19,13 @@ method behind one interface (as inseq does), each tested on a property it must h
   up to log p(input) − log p(baseline) (completeness); the error of that sum is reported and the number of
   steps raised until it is at most 1 %.
 
-Whole-model methods (rollout, gradients) give one map per output step over the source pieces and the decoder
-inputs; per-head methods (raw, norm) give one per layer and head. Every result is returned, never stored.
+Every method is one class behind one interface (`AttributionMethod`), in one registry (`METHODS`, in the order
+the app offers them), and declares what it needs and what it gives: its granularity (a map per layer and head, the
+layers up to one, or the whole model), the attention kinds it maps, whether its scores are signed, what it reads
+(weights, value vectors, more forward passes, gradients) and what it costs. Callers branch on these declarations,
+never on a method's name. All of them read one `ForwardRecord` of a teacher-forced pass; indices are 0-based here
+(layer, head; head None for the layer's heads together), 1-based only where a person reads them. Every result is
+returned, never stored.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .tokenizer import BOS_ID
+from .tokenizer import teacher_forced_input
 from .transformer import AttentionOptions, Transformer
 
 KINDS = ("encoder_self", "decoder_self", "cross")
@@ -63,31 +68,42 @@ class StepAttribution:
 
 
 @dataclass
-class ForcedPass:
-    """The arrays one teacher-forced pass of the model produced for (source_ids, target_ids): attention
-    (layers, heads, queries, keys) and value vectors (layers, heads, keys, d_k) per kind."""
+class ForwardRecord:
+    """What one teacher-forced pass of the model over (source_ids, target_ids) produced, as every probing method
+    reads it: attention (layers, heads, queries, keys) and value vectors (layers, heads, keys, d_k) per kind. The
+    decoder read teacher_forced_input(target_ids), so its position t computed what it computed when it chose
+    target piece t."""
 
     source_ids: list[int]
     target_ids: list[int]  # the output pieces (ending in </s> when the translation finished)
     weights: dict[str, np.ndarray]
     values: dict[str, np.ndarray]
 
+    @classmethod
+    def from_translation(cls, tr) -> ForwardRecord:
+        """The arrays a decoded Translation already holds (attention and values, recorded while it decoded; equal
+        to a teacher-forced pass over its output, which a test checks): nothing is recomputed."""
+        return cls(
+            list(tr.source_ids),
+            list(tr.target_ids),
+            {kind: tr.attention(kind) for kind in KINDS},
+            {kind: tr.qkv[kind]["v"] for kind in KINDS},
+        )
 
-def pass_inputs(source_ids: list[int], target_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(1, S) source ids and (1, T) decoder inputs <s> + target_ids[:-1]: decoder position t then computes what
-    it computed when it chose target piece t."""
-    return torch.tensor([list(source_ids)]), torch.tensor([[BOS_ID] + list(target_ids[:-1])])
+    def inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(1, S) source ids and (1, T) decoder inputs, to run the pass again (with gradients, or values zeroed)."""
+        return torch.tensor([self.source_ids]), torch.tensor([teacher_forced_input(self.target_ids)])
 
 
 @torch.inference_mode()
-def forced_pass(model: Transformer, source_ids: list[int], target_ids: list[int]) -> ForcedPass:
-    """One teacher-forced pass over a translation (pass_inputs)."""
+def forward_record(model: Transformer, source_ids: list[int], target_ids: list[int]) -> ForwardRecord:
+    """One teacher-forced pass over a translation, recorded (for a Translation that holds no value vectors)."""
     opts = AttentionOptions(need_weights=True, need_qkv=True)
-    src, tgt_in = pass_inputs(source_ids, target_ids)
+    src = torch.tensor([list(source_ids)])
     encoded = model.encode(src, opts)
-    decoded = model.decode(tgt_in, encoded, opts, opts)
+    decoded = model.decode(torch.tensor([teacher_forced_input(target_ids)]), encoded, opts, opts)
     as_np = lambda t: t[0].float().numpy()  # noqa: E731
-    return ForcedPass(
+    return ForwardRecord(
         list(source_ids),
         list(target_ids),
         {
@@ -115,21 +131,76 @@ def output_projections(model: Transformer, kind: str) -> np.ndarray:
     return np.stack(out)
 
 
-class RawAttention:
+class AttributionMethod:
+    """One account of which inputs each output depends on. What a method declares (class attributes):
+
+    granularity: "head" — a map per layer and head, and the layer's heads together (head None);
+                 "layer" — through the layers up to the chosen one, heads together (the head does not apply);
+                 "model" — one map for the whole model (layer and head do not apply).
+    kinds: the attention kinds it gives a map for. signed: scores of either sign (else shares, ≥ 0).
+    needs: what it reads beyond the record's weights: "values", "forward passes" (runs layers again),
+           "gradients" (backward passes).
+    seconds: measured for a 20-word sentence on one core (the whole result; see per_view), the order of
+             magnitude a caller plans with (compute ahead, on demand, or only when asked for).
+    per_view: a view's map costs less computed on its own (view(), computed=None) than taken from compute().
+
+    And three ways to ask it, one interface for every method:
+    compute(model, record, kinds) -> its whole result (HeadMaps or StepAttribution), for callers that reuse it;
+    view(model, record, kind, layer, head, computed) -> (queries, keys) on the view's own axes;
+    steps(model, record, layer, only_step) -> StepAttribution: per output step over (source, target prefix), or
+    for one step only (a slow method then computes just that one).
+    """
+
+    name: str
+    granularity: str = "head"
+    kinds: tuple[str, ...] = KINDS
+    signed: bool = False
+    needs: frozenset[str] = frozenset()
+    seconds: float = 0.0
+    per_view: bool = False
+
+    def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS):
+        """kinds: the attention kinds wanted (a per-head method skips the others)."""
+        raise NotImplementedError
+
+    def view(
+        self, model: Transformer, p: ForwardRecord, kind: str, layer: int, head: int | None, computed=None
+    ) -> np.ndarray:
+        """kind's map (queries, keys) at 0-based layer and head (None: the layer's heads together)."""
+        maps = computed if computed is not None else self.compute(model, p)
+        return maps.layer_maps[kind][layer] if head is None else maps.maps[kind][layer, head]
+
+    def steps(
+        self, model: Transformer, p: ForwardRecord, layer: int | None = None, only_step: int | None = None
+    ) -> StepAttribution:
+        """Per output step: the cross-attention row over the source and the decoder self-attention row over the
+        target prefix, of one decoder layer (0-based; default the last), heads together."""
+        layer = model.cfg.n_decoder_layers - 1 if layer is None else layer
+        maps = None if self.per_view else self.compute(model, p)
+        cross, self_ = (self.view(model, p, kind, layer, None, maps) for kind in ("cross", "decoder_self"))
+        return _only_step(StepAttribution(self.name, cross, _mask_future(self_)), only_step)
+
+
+class RawAttention(AttributionMethod):
+    """α itself: what the maps show. The record holds it; nothing is computed."""
+
     name = "attention"
 
-    def head_maps(self, model: Transformer, p: ForcedPass) -> HeadMaps:
-        return HeadMaps(self.name, dict(p.weights), {k: w.mean(1) for k, w in p.weights.items()})
+    def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS) -> HeadMaps:
+        return HeadMaps(self.name, {k: p.weights[k] for k in kinds}, {k: p.weights[k].mean(1) for k in kinds})
 
 
-class NormWeighted:
-    """‖α_ij f_h(x_j)‖ = α_ij ‖f_h(x_j)‖ per head; per layer ‖Σ_h α^h_ij f_h(x_j)‖."""
+class NormWeighted(AttributionMethod):
+    """‖α_ij f_h(x_j)‖ = α_ij ‖f_h(x_j)‖ per head; per layer ‖Σ_h α^h_ij f_h(x_j)‖. A view's rows are shares of
+    their total (compute() keeps the norms themselves)."""
 
     name = "norm"
+    needs = frozenset({"values"})
+    seconds, per_view = 0.05, True
 
-    def head_maps(self, model: Transformer, p: ForcedPass) -> HeadMaps:
+    def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS) -> HeadMaps:
         maps, layer_maps = {}, {}
-        for kind in KINDS:
+        for kind in kinds:
             w = p.weights[kind].astype(np.float64)  # (L, H, Q, K)
             f = np.einsum("lhkd,lhde->lhke", p.values[kind].astype(np.float64), output_projections(model, kind))
             maps[kind] = (w * np.linalg.norm(f, axis=-1)[:, :, None, :]).astype(np.float32)
@@ -137,28 +208,32 @@ class NormWeighted:
             layer_maps[kind] = np.linalg.norm(summed, axis=-1).astype(np.float32)
         return HeadMaps(self.name, maps, layer_maps)
 
-    def view(self, model: Transformer, p: ForcedPass, kind: str, index: int, head: str) -> np.ndarray:
-        """One view's map (queries, keys), as head_maps gives it, from one layer only (what a view switch needs:
-        head_maps does every layer of every kind)."""
-        w = p.weights[kind][index].astype(np.float64)  # (H, Q, K)
-        f = np.einsum("hkd,hde->hke", p.values[kind][index].astype(np.float64), output_projections(model, kind)[index])
-        if head == "mean":
-            return np.linalg.norm(np.einsum("hqk,hke->qke", w, f), axis=-1).astype(np.float32)
-        h = int(head) - 1
-        return (w[h] * np.linalg.norm(f[h], axis=-1)[None, :]).astype(np.float32)
+    def view(self, model, p, kind, layer, head, computed=None) -> np.ndarray:
+        """From one layer only, unless computed is given (compute() does every layer of every kind)."""
+        if computed is not None:
+            return _row_shares(super().view(model, p, kind, layer, head, computed), 1e-12)
+        w = p.weights[kind][layer].astype(np.float64)  # (H, Q, K)
+        f = np.einsum("hkd,hde->hke", p.values[kind][layer].astype(np.float64), output_projections(model, kind)[layer])
+        if head is None:
+            norms = np.linalg.norm(np.einsum("hqk,hke->qke", w, f), axis=-1)
+        else:
+            norms = w[head] * np.linalg.norm(f[head], axis=-1)[None, :]
+        return _row_shares(norms.astype(np.float32), 1e-12)
 
 
-class ValueZeroing:
+class ValueZeroing(AttributionMethod):
     """Value zeroing (Mohebbi et al., 2023): set key j's value vector to zero in one attention layer (in one head,
     or in all heads for the layer's map), run the rest of that layer (residual, the later sub-layers, FFN) and
     measure how far each query's output moves: the cosine distance to the unchanged output, each row then
     scaled to sum to 1. Unlike the weights it counts what the value, the residual and the FFN make of the mix."""
 
     name = "value-zeroing"
+    needs = frozenset({"values", "forward passes"})
+    seconds, per_view = 1.4, True  # one view (a layer and head, or a layer): about 0.05 s
 
     @torch.inference_mode()
-    def head_maps(
-        self, model: Transformer, p: ForcedPass, kinds: tuple[str, ...] = KINDS, per_head: bool = True
+    def compute(
+        self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS, per_head: bool = True
     ) -> HeadMaps:
         """per_head=False: only the layers' maps (every key zeroed in all heads); the head maps are then zeros."""
         passes = self._passes(model, p)
@@ -171,16 +246,18 @@ class ValueZeroing:
         return HeadMaps(self.name, maps, layer_maps)
 
     @torch.inference_mode()
-    def view(self, model: Transformer, p: ForcedPass, kind: str, index: int, head: str) -> np.ndarray:
-        """One view's map, (queries, keys): every head of the layer (head "mean") or one head (1-based), so only
-        one zeroing per key is run, not one per key and head."""
-        run, n_heads, n_keys = self._runner(model, self._passes(model, p), kind, index)
+    def view(self, model, p, kind, layer, head, computed=None) -> np.ndarray:
+        """Unless computed is given: every head of the layer (head None) or one head zeroed, so only one zeroing
+        per key is run, not one per key and head."""
+        if computed is not None:
+            return super().view(model, p, kind, layer, head, computed)
+        run, n_heads, n_keys = self._runner(model, self._passes(model, p), kind, layer)
         masks = torch.ones(n_keys, n_heads, n_keys)
         for j in range(n_keys):
-            if head == "mean":
+            if head is None:
                 masks[j, :, j] = 0
             else:
-                masks[j, int(head) - 1, j] = 0
+                masks[j, head, j] = 0
         return _row_shares(self._distance(run, masks).numpy())
 
     def _runner(self, model, passes, kind, index):
@@ -202,7 +279,7 @@ class ValueZeroing:
 
     @staticmethod
     def _passes(model, p):
-        src, tgt_in = pass_inputs(p.source_ids, p.target_ids)
+        src, tgt_in = p.inputs()
         encoded = model.encode(src, trace=True)
         return encoded, model.decode(tgt_in, encoded, trace=True), tgt_in.size(1)
 
@@ -286,17 +363,19 @@ def residual_rollout(layer_means: np.ndarray) -> np.ndarray:
     return np.stack(out).astype(np.float32)
 
 
-class Rollout:
+class Rollout(AttributionMethod):
     """Through the encoder (source × source), and through the decoder: each output step's share from every
     decoder input (self-attention and the residual) and from every source piece (cross-attention, which reads the
     encoder's rolled-out output). Rows of (source, target_prefix) together sum to 1."""
 
     name = "rollout"
+    granularity = "layer"
+    seconds, per_view = 0.001, True
 
-    def encoder(self, p: ForcedPass) -> np.ndarray:
+    def encoder(self, p: ForwardRecord) -> np.ndarray:
         return residual_rollout(p.weights["encoder_self"].mean(1))
 
-    def per_layer(self, p: ForcedPass) -> tuple[np.ndarray, np.ndarray]:
+    def per_layer(self, p: ForwardRecord) -> tuple[np.ndarray, np.ndarray]:
         """-> (source (layers, steps, S), target_prefix (layers, steps, T)) after each decoder layer."""
         enc = self.encoder(p)[-1].astype(np.float64)
         self_mean = p.weights["decoder_self"].mean(1).astype(np.float64)
@@ -312,9 +391,27 @@ class Rollout:
             dec_out.append(dec)
         return np.stack(src_out).astype(np.float32), np.stack(dec_out).astype(np.float32)
 
-    def steps(self, model: Transformer, p: ForcedPass) -> StepAttribution:
+    def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS) -> StepAttribution:
+        return self.steps(model, p)
+
+    def steps(self, model, p, layer=None, only_step=None) -> StepAttribution:
         src, dec = self.per_layer(p)
-        return StepAttribution(self.name, src[-1], _mask_future(dec[-1]))
+        layer = -1 if layer is None else layer
+        return _only_step(StepAttribution(self.name, src[layer], _mask_future(dec[layer])), only_step)
+
+    def view(self, model, p, kind, layer, head=None, computed=None) -> np.ndarray:
+        """Through the layers up to this one (0-based), heads averaged; the head does not apply."""
+        if kind == "encoder_self":
+            return self.encoder(p)[layer]
+        source, prefix = self.per_layer(p)
+        return source[layer] if kind == "cross" else prefix[layer]
+
+
+def _only_step(result: StepAttribution, step: int | None) -> StepAttribution:
+    """The row of one output step (as a one-row result), or every row (step None)."""
+    if step is None:
+        return result
+    return StepAttribution(result.method, result.source[step : step + 1], result.target_prefix[step : step + 1])
 
 
 def _mask_future(prefix: np.ndarray) -> np.ndarray:
@@ -337,16 +434,38 @@ def _log_probs_of(
     return logits.float().log_softmax(-1)[torch.arange(logits.size(0)), pieces]
 
 
-def _embeddings(model: Transformer, p: ForcedPass):
-    src, tgt_in = pass_inputs(p.source_ids, p.target_ids)
+def _embeddings(model: Transformer, p: ForwardRecord):
+    src, tgt_in = p.inputs()
     with torch.no_grad():
         return src, tgt_in, model.src_embed(src).float(), model.tgt_embed(tgt_in).float()
 
 
-class GradientTimesInput:
-    name = "gradient-x-input"
+class WholeModelGradients(AttributionMethod):
+    """Gradient methods: one map per output step for the whole model; no encoder map (the encoder predicts
+    nothing, so there is no log-probability to differentiate there)."""
 
-    def steps(self, model: Transformer, p: ForcedPass) -> StepAttribution:
+    granularity = "model"
+    kinds = ("decoder_self", "cross")
+    signed = True
+    needs = frozenset({"forward passes", "gradients"})
+
+    def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS) -> StepAttribution:
+        return self.steps(model, p)
+
+    def view(self, model, p, kind, layer=None, head=None, computed=None) -> np.ndarray:
+        if kind not in self.kinds:
+            raise ValueError(f"{self.name} gives no {kind} map")
+        steps = computed if computed is not None else self.compute(model, p)
+        return steps.source if kind == "cross" else np.nan_to_num(steps.target_prefix)
+
+
+class GradientTimesInput(WholeModelGradients):
+    """∂ log p(piece) / ∂ embedding · embedding, summed over each input piece's features."""
+
+    name = "gradient-x-input"
+    seconds = 0.25
+
+    def steps(self, model, p, layer=None, only_step=None) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
         t = len(p.target_ids)
         # One batch row per step, each its own copy of the inputs, so one backward pass gives every step's own
@@ -360,15 +479,16 @@ class GradientTimesInput:
             g_src, g_tgt = torch.autograd.grad(lp.sum(), (se, te))
         source = (g_src * se).sum(-1).detach().numpy()
         prefix = (g_tgt * te).sum(-1).detach().numpy()
-        return StepAttribution(self.name, source, _mask_future(prefix))
+        return _only_step(StepAttribution(self.name, source, _mask_future(prefix)), only_step)
 
 
-class IntegratedGradients:
+class IntegratedGradients(WholeModelGradients):
     """Baseline: every source and decoder-input embedding zero (the positional encodings stay). A midpoint sum over
     `steps` intervals of the path (placed where the log-probability changes, see _partition), doubled until every
     step's completeness error is ≤ tolerance (or max_steps is reached: the error is then reported as it is)."""
 
     name = "integrated-gradients"
+    seconds = 20.0
 
     # 1,024: on the shipped en-zh model the last piece of "Tom chases Jerry." misses by 2.5, 4.0, 1.8, 1.1 % at
     # 64-512 intervals (a gradient that jumps where a ReLU or a softmax switches converges slowly and not
@@ -381,7 +501,9 @@ class IntegratedGradients:
             rows_per_batch,
         )
 
-    def steps(self, model: Transformer, p: ForcedPass, only_step: int | None = None) -> StepAttribution:
+    def steps(
+        self, model: Transformer, p: ForwardRecord, layer: int | None = None, only_step: int | None = None
+    ) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
         wanted = list(range(len(p.target_ids))) if only_step is None else [only_step]
         pieces = torch.tensor([p.target_ids[s] for s in wanted])
@@ -501,57 +623,13 @@ def _mask_future_rows(prefix: np.ndarray, steps: list[int]) -> np.ndarray:
     return out
 
 
-HEAD_METHODS = {m.name: m for m in (RawAttention(), NormWeighted(), ValueZeroing())}
-SIGNED_METHODS = ("gradient-x-input", "integrated-gradients")  # scores of either sign, not shares
-STEP_METHODS = {m.name: m for m in (Rollout(), GradientTimesInput(), IntegratedGradients())}
-METHODS = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
-
-
-def from_translation(tr) -> ForcedPass:
-    """The arrays a decoded Translation already holds (attention and values, recorded while it decoded; equal to
-    a teacher-forced pass over its output, which a test checks), as a ForcedPass: nothing is recomputed."""
-    return ForcedPass(
-        list(tr.source_ids),
-        list(tr.target_ids),
-        {kind: tr.attention(kind) for kind in KINDS},
-        {kind: tr.qkv[kind]["v"] for kind in KINDS},
-    )
-
-
-def method_kinds(method: str) -> tuple[str, ...]:
-    """The attention kinds a method gives a map for: gradients have no encoder map (the encoder predicts
-    nothing, so there is no log-probability to differentiate)."""
-    return ("decoder_self", "cross") if method in SIGNED_METHODS else KINDS
-
-
-def view_map(
-    model: Transformer, forced: ForcedPass, method: str, kind: str, layer: int, head: str, computed: dict | None = None
-) -> np.ndarray:
-    """The (queries, keys) map of one view (kind, 1-based layer, 1-based head or "mean") under a method, on the
-    view's own axes: encoder (source x source), decoder self (decoder positions x decoder inputs), cross
-    (decoder positions x source). Raw and norm: that head (or layer); norm rows as shares of their total.
-    Rollout: through the layers up to this one (heads averaged). Gradients: the whole model (layer and head do
-    not apply). computed: a per-method result to reuse (head maps, or a StepAttribution)."""
-    li = layer - 1
-    if method == "value-zeroing" and computed is None:  # one layer and head only: one zeroing per key
-        return ValueZeroing().view(model, forced, kind, li, head)
-    if method == "norm" and computed is None:  # one layer only
-        return _row_shares(NormWeighted().view(model, forced, kind, li, head), 1e-12)
-    if method in HEAD_METHODS:
-        maps = computed or HEAD_METHODS[method].head_maps(model, forced)
-        m = maps.layer_maps[kind][li] if head == "mean" else maps.maps[kind][li, int(head) - 1]
-        if method == "norm":
-            m = _row_shares(m, 1e-12)
-        return m
-    if method == "rollout":
-        if kind == "encoder_self":
-            return Rollout().encoder(forced)[li]
-        source, prefix = Rollout().per_layer(forced)
-        return source[li] if kind == "cross" else prefix[li]
-    if kind == "encoder_self":
-        raise ValueError(f"{method} gives no encoder map")
-    steps = computed or STEP_METHODS[method].steps(model, forced)
-    return steps.source if kind == "cross" else np.nan_to_num(steps.target_prefix)
+# The registry, in the order the app offers them: the raw weights first (the default), then the accounts that
+# add more of the model, then gradients.
+METHODS: dict[str, AttributionMethod] = {
+    m.name: m
+    for m in (RawAttention(), NormWeighted(), ValueZeroing(), Rollout(), GradientTimesInput(), IntegratedGradients())
+}
+RAW = "attention"  # the weights as they are: what every map shows unless another method is chosen
 
 
 def main(argv=None):
@@ -567,15 +645,25 @@ def main(argv=None):
     p.add_argument("--checkpoint", required=True)
     p.add_argument("sentence")
     p.add_argument("--method", choices=sorted(METHODS), default="integrated-gradients")
-    p.add_argument("--layer", type=int, default=None, help="attention/norm: 1-based layer (default: the last)")
-    p.add_argument("--head", default="mean", help="attention/norm: 1-based head, or 'mean' (the whole layer)")
+    p.add_argument(
+        "--layer", type=int, default=None, help="per-layer methods: 1-based decoder layer (default: the last)"
+    )
+    p.add_argument(
+        "--head", default="mean", help="per-head methods: 1-based head, or 'mean' (the layer's heads together)"
+    )
     p.add_argument("--json", dest="json_out", required=True)
     args = p.parse_args(argv)
 
     loaded = load_checkpoint(args.checkpoint)
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, args.sentence, need_qkv=False)
-    forced = forced_pass(loaded.model, tr.source_ids, tr.target_ids)
-    result = attribute_steps(loaded.model, forced, args.method, args.layer, args.head)
+    forced = forward_record(loaded.model, tr.source_ids, tr.target_ids)
+    method, layer = METHODS[args.method], (args.layer or loaded.model.cfg.n_decoder_layers) - 1
+    if method.granularity == "head" and args.head != "mean":  # one head's rows
+        head = int(args.head) - 1
+        cross, self_ = (method.view(loaded.model, forced, kind, layer, head) for kind in ("cross", "decoder_self"))
+        result = StepAttribution(method.name, cross, _mask_future(self_))
+    else:
+        result = method.steps(loaded.model, forced, layer)
     out = {
         "method": args.method,
         "source_pieces": tr.source_pieces,
@@ -599,22 +687,6 @@ def main(argv=None):
     print(f"{args.method}: {len(out['steps'])} steps -> {args.json_out}")
     if result.completeness_error is not None:
         print(f"completeness error: max {result.completeness_error.max():.4f} with {result.steps_used} steps")
-
-
-def attribute_steps(
-    model: Transformer, forced: ForcedPass, method: str, layer: int | None = None, head: int | str = "mean"
-) -> StepAttribution:
-    """Any method as per-step scores over (source, target prefix). For raw and norm attention: the cross- and
-    decoder self-attention rows of one layer (1-based, default the last) and head (1-based, or "mean")."""
-    if method in STEP_METHODS:
-        return STEP_METHODS[method].steps(model, forced)
-    maps = HEAD_METHODS[method].head_maps(model, forced)
-    li = (layer or model.cfg.n_decoder_layers) - 1
-    if head == "mean":
-        cross, self_ = maps.layer_maps["cross"][li], maps.layer_maps["decoder_self"][li]
-    else:
-        cross, self_ = maps.maps["cross"][li, int(head) - 1], maps.maps["decoder_self"][li, int(head) - 1]
-    return StepAttribution(method, cross, _mask_future(self_))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_BOUNDARY, Tokenizer, visible
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_BOUNDARY, Tokenizer, teacher_forced_input, visible
 from .transformer import AttentionOptions, DecoderCache, Transformer
 
 TOP_K_ALTERNATIVES = 5
@@ -552,7 +552,7 @@ def teacher_force(
             reference_ids = ids
         else:
             reference_ids = ids + [EOS_ID]
-    tgt_in = torch.tensor([[BOS_ID] + reference_ids[:-1]])
+    tgt_in = torch.tensor([teacher_forced_input(reference_ids)])
     decoded = model.decode(
         tgt_in,
         encoded,

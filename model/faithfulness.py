@@ -23,12 +23,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .attribute import HEAD_METHODS, STEP_METHODS, forced_pass
+from .attribute import METHODS, forward_record
 from .decode import pad_batch, translate
-from .tokenizer import BOS_ID, group_pieces_into_words
+from .tokenizer import group_pieces_into_words, teacher_forced_input
 
 COLUMNS = ["method", "layer", "spearman", "aer", "sentences"]
 MIN_WORDS = 3  # a rank correlation over fewer source words says little
+# Methods that take longer than this on a sentence (their declared seconds) are scored on a few sentences, or, in
+# the app, on the one output piece asked for: integrated gradients (hundreds of passes).
+SLOW_SECONDS = 5.0
 
 
 @dataclass
@@ -63,7 +66,7 @@ def word_matrix(n_pieces: int, words: list[list[int]]) -> np.ndarray:
 @torch.inference_mode()
 def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: list[list[int]]) -> np.ndarray:
     """(output pieces, words): log p(piece | full source) − log p(piece | source without that word)."""
-    tgt_in = [BOS_ID] + list(target_ids[:-1])
+    tgt_in = teacher_forced_input(target_ids)
     variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in removed] for removed in map(set, words)]
     src = pad_batch(variants)
     tgt = torch.tensor([tgt_in] * len(variants))
@@ -75,7 +78,7 @@ def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: 
 
 def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple[str, ...]) -> SentenceScores:
     words = source_words(source_pieces)
-    fp = forced_pass(model, source_ids, target_ids)
+    fp = forward_record(model, source_ids, target_ids)
     return SentenceScores(
         occlusion_drops(model, source_ids, target_ids, words),
         method_scores(model, fp, word_matrix(len(source_ids), words), methods),
@@ -83,21 +86,17 @@ def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple
 
 
 def method_scores(model, fp, to_words: np.ndarray, methods: tuple[str, ...]) -> dict[tuple[str, int], np.ndarray]:
-    """(method, layer or 0) -> (output pieces, words): raw, norm and value zeroing per decoder layer (its cross-
-    attention, heads together), the whole-model methods once."""
+    """(method, layer or 0) -> (output pieces, words): the per-head methods per decoder layer (its cross-attention,
+    heads together: row shares, so each rank correlation is that of the layer's own scores), the others once, for
+    the whole model (rollout through every layer)."""
     out = {}
-    for name in ("attention", "norm", "value-zeroing"):
-        if name in methods:
-            maps = (
-                HEAD_METHODS[name].head_maps(model, fp, ("cross",), per_head=False)
-                if name == "value-zeroing"
-                else HEAD_METHODS[name].head_maps(model, fp)
-            )
-            for layer, m in enumerate(maps.layer_maps["cross"], start=1):
-                out[(name, layer)] = m.astype(np.float64) @ to_words
     for name in methods:
-        if name in STEP_METHODS:
-            out[(name, 0)] = STEP_METHODS[name].steps(model, fp).source.astype(np.float64) @ to_words
+        method = METHODS[name]
+        if method.granularity == "head":
+            for layer in range(model.cfg.n_decoder_layers):
+                out[(name, layer + 1)] = method.view(model, fp, "cross", layer, None).astype(np.float64) @ to_words
+        else:
+            out[(name, 0)] = method.steps(model, fp).source.astype(np.float64) @ to_words
     return out
 
 
@@ -119,18 +118,20 @@ def compare_step(
 ) -> StepComparison:
     """The current sentence under every method (raw and norm attention of one decoder layer, 1-based, heads
     together), and occlusion; integrated gradients only for ig_step."""
-    fast = tuple(m for m in tuple(HEAD_METHODS) + tuple(STEP_METHODS) if m != "integrated-gradients")
+    fast = tuple(name for name, m in METHODS.items() if m.seconds <= SLOW_SECONDS)
     words = source_words(source_pieces)
     to_words = word_matrix(len(source_ids), words)
-    fp = forced_pass(model, source_ids, target_ids)  # one pass for every method
+    fp = forward_record(model, source_ids, target_ids)  # one pass for every method
     scores = {
         name: values for (name, at), values in method_scores(model, fp, to_words, fast).items() if at in (0, layer)
     }
-    if ig_step is not None:
-        ig = STEP_METHODS["integrated-gradients"].steps(model, fp, only_step=ig_step)
-        full = np.full((len(target_ids), len(words)), np.nan)
-        full[ig_step] = ig.source[0].astype(np.float64) @ to_words
-        scores["integrated-gradients"] = full
+    if ig_step is not None:  # the slow methods, for one output piece
+        for name, method in METHODS.items():
+            if method.seconds > SLOW_SECONDS:
+                one = method.steps(model, fp, only_step=ig_step)
+                full = np.full((len(target_ids), len(words)), np.nan)
+                full[ig_step] = one.source[0].astype(np.float64) @ to_words
+                scores[name] = full
     text = ["".join(source_pieces[i] for i in w).replace("\u2581", " ").strip() for w in words]
     drops = occlusion_drops(model, source_ids, target_ids, words)
     return StepComparison(text, drops, scores, [] if ig_step is None else [ig_step])
@@ -170,7 +171,7 @@ def faithfulness_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """slow_sentences: integrated gradients only on this many of the sentences (it costs hundreds of passes)."""
-    fast = tuple(m for m in methods if m != "integrated-gradients")
+    fast = tuple(m for m in methods if METHODS[m].seconds <= SLOW_SECONDS)
     scored = []
     for k, sentence in enumerate(sentences):
         tr = translate(model, source_tokenizer, target_tokenizer, sentence, need_qkv=False)
@@ -235,7 +236,7 @@ def main(argv=None):
         sentences = [e.source for e in load_splits(loaded.metadata["corpus"]).test[: args.n]]
     alignment_path = Path(args.checkpoint) / "alignment.json"
     alignment = json.loads(alignment_path.read_text()) if alignment_path.is_file() else None
-    methods = tuple(HEAD_METHODS) + tuple(STEP_METHODS)
+    methods = tuple(METHODS)
     table = faithfulness_table(
         loaded.model,
         loaded.source_tokenizer,

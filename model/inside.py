@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .tokenizer import BOS_ID
+from .tokenizer import teacher_forced_input
 from .transformer import AttentionOptions, Transformer
 
 # Sub-layer names in the order they run, per stack.
@@ -69,7 +69,7 @@ def inside_pass(
     of a translation, so each position computes what it computed while decoding)."""
     encoded = model.encode(torch.tensor([source_ids]), trace=True)
     decoded = model.decode(
-        torch.tensor([[BOS_ID] + list(target_ids[:-1])]),
+        torch.tensor([teacher_forced_input(target_ids)]),
         encoded,
         cross_options=AttentionOptions(uniform=uniform_cross),
         trace=True,
@@ -197,7 +197,7 @@ def logit_lens(model: Transformer, source_ids: list[int], target_ids: list[int])
     decoder layer's output goes through the final LayerNorm (pre-norm: the stack's last step) and the output
     layer. The last layer's row is exactly the model's own output distribution."""
     encoded = model.encode(torch.tensor([source_ids]))
-    decoded = model.decode(torch.tensor([[BOS_ID] + list(target_ids[:-1])]), encoded, trace=True)
+    decoded = model.decode(torch.tensor([teacher_forced_input(target_ids)]), encoded, trace=True)
     rows = []
     for layer in decoded.trace:
         ff = layer["feed_forward"]

@@ -11,6 +11,14 @@ from pathlib import Path
 import sentencepiece as spm
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+
+
+def teacher_forced_input(target_ids: list[int]) -> list[int]:
+    """The decoder's input for a known output: <s>, then every output piece but the last. Position t reads what
+    was written before piece t, so it computes what it computed when the model chose piece t."""
+    return [BOS_ID] + list(target_ids[:-1])
+
+
 WORD_BOUNDARY = "\u2581"  # SentencePiece's "▁": marks a piece that starts a new word
 
 
@@ -179,8 +187,8 @@ def group_pieces_into_words(pieces: list[str], language: str = "en") -> list[lis
             or _is_special(piece)
             or piece.startswith(WORD_BOUNDARY)
             or _is_special(pieces[i - 1])
-            or _is_punctuation(piece)
-            or _is_punctuation(pieces[i - 1])
+            or is_punctuation(piece)
+            or is_punctuation(pieces[i - 1])
         ):
             words.append([i])
         else:
@@ -188,8 +196,9 @@ def group_pieces_into_words(pieces: list[str], language: str = "en") -> list[lis
     return words
 
 
-def _is_punctuation(piece: str) -> bool:
-    """A piece of punctuation only, except the apostrophes and hyphens inside words (didn't, well-known)."""
+def is_punctuation(piece: str) -> bool:
+    """A piece of punctuation only, except the apostrophes and hyphens inside words (didn't, well-known): the one
+    test of punctuation, for grouping pieces into words, the heads' punctuation statistic and word swaps."""
     text = piece.replace(WORD_BOUNDARY, "")
     return bool(text) and all(unicodedata.category(c).startswith("P") and c not in "'\u2019-" for c in text)
 

@@ -183,7 +183,7 @@ def attention_heatmap(
 ):
     """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
     title: instead of the kind, layer and head. values: another account of the same view (queries, keys) to
-    draw instead of the attention weights (model.attribute.view_map); signed: its scores have either sign."""
+    draw instead of the attention weights (a model.attribute method's view); signed: its scores have either sign."""
     present = bool(st.session_state.get("present"))
     if values is None:  # the raw weights: one figure for every session on this translation and view
         return models.shared_figure(

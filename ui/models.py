@@ -220,23 +220,26 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
 
 
 def compute_flow(model, tr: decode.Translation, method: str):
-    """A method's account of tr (model.attribute): per-head maps (raw, norm) or per-step scores (gradients);
-    None for rollout, which view_map computes from the weights at once. Read from the arrays tr holds when it
-    has its value vectors, else from one teacher-forced pass over its output. Plain objects only: the
+    """-> (the record of tr's forward pass, the method's whole result or None where the method computes each
+    view's map on its own, cheaper: its declaration per_view). The record is read from the arrays tr holds when
+    it has its value vectors, else from one teacher-forced pass over its output. Plain objects only: the
     prefetching thread calls it too."""
-    forced = attribute.from_translation(tr) if tr.qkv else attribute.forced_pass(model, tr.source_ids, tr.target_ids)
-    # Computed per view by view_map (value zeroing: one layer and head, ~0.05 s; all of its head maps took
-    # 1.4 s on a 20-word sentence; the norm of one layer, not of all 18 layers of the three kinds), so
-    # checked before the other head methods.
-    if method in ("rollout", "value-zeroing", "norm"):
-        return forced, None
-    if method in attribute.HEAD_METHODS:
-        return forced, attribute.HEAD_METHODS[method].head_maps(model, forced)
-    return forced, attribute.STEP_METHODS[method].steps(model, forced)
+    record = (
+        attribute.ForwardRecord.from_translation(tr)
+        if tr.qkv
+        else attribute.forward_record(model, tr.source_ids, tr.target_ids)
+    )
+    chosen = attribute.METHODS[method]
+    return record, (None if chosen.per_view else chosen.compute(model, record))
 
 
 def flow_key(checkpoint: str, tr: decode.Translation, method: str) -> tuple:
     return ("flow", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
+
+
+def flow_ready(checkpoint: str, tr: decode.Translation, method: str) -> bool:
+    """Whether get_flow would answer at once (computed for this translation already, by any session)."""
+    return flow_key(checkpoint, tr, method) in translation_cache()
 
 
 def get_flow(checkpoint: str, tr: decode.Translation, method: str):
@@ -246,11 +249,11 @@ def get_flow(checkpoint: str, tr: decode.Translation, method: str):
     )
 
 
-# Computed ahead, while the server is idle, for a page that shows a decoder or cross-attention map: of the
-# methods a switch computes per sentence, only gradient x input takes long enough to feel (0.2-0.3 s on a
-# 20-word sentence, one core, where drawing the switched map takes another 0.3 s; under 0.05 s below about a
-# dozen output pieces, not worth a class's cores). Integrated gradients (20 s) stays on demand.
-PREFETCHED_FLOWS = ("gradient-x-input",)
+# Computed ahead, while the server is idle, for a page that shows a map these methods give: the methods whose
+# whole result takes long enough to feel on a switch and short enough to spend an idle core on (gradient x input:
+# 0.2-0.3 s on a 20-word sentence, one core, where drawing the switched map takes another 0.3 s; under 0.05 s
+# below about a dozen output pieces, not worth a class's cores). Integrated gradients (20 s) stays on demand.
+PREFETCHED_FLOWS = tuple(name for name, m in attribute.METHODS.items() if not m.per_view and 0.1 <= m.seconds <= 1.0)
 PREFETCH_MIN_PIECES = 12
 
 

@@ -18,7 +18,7 @@ from model.align import (
     score_heads,
     word_scores,
 )
-from model.attribute import forced_pass
+from model.attribute import forward_record
 from model.checkpoint import load_checkpoint
 from tests.conftest import SHIPPED
 
@@ -47,6 +47,7 @@ def test_read_gold_checks_links(tmp_path):
         read_gold(path)
 
 
+@pytest.mark.checkpoint
 def test_chinese_is_joined_without_spaces_and_a_piece_can_cover_several_words():
     loaded = load_checkpoint(SHIPPED)
     text, spans = detokenize("我 昨 天 买 了 书 。".split(), "zh")
@@ -165,6 +166,7 @@ def test_command_line_writes_results_and_links_that_recompute_the_same_aer(tiny_
         assert alignment_error_rate(predicted, read_gold(g)) == pytest.approx(best["aer"], abs=1e-4)
 
 
+@pytest.mark.checkpoint
 def test_shipped_gold_sets_read_and_fit_the_tokenizers():
     for name, language in (("en-zh", "zh"), ("en-de", "de")):
         pairs = read_gold(f"tests/data/alignments/{name}.tsv")
@@ -176,8 +178,8 @@ def test_shipped_gold_sets_read_and_fit_the_tokenizers():
             assert (overlap.sum(0) >= 1).all(), text  # every gold word is reached by some piece
 
 
-def test_forced_pass_rows_sum_to_one(tiny_model, tiny_tokenizers):
+def test_forward_record_rows_sum_to_one(tiny_model, tiny_tokenizers):
     src, tgt = tiny_tokenizers
-    fp = forced_pass(tiny_model, src.encode("I like tea.") + [3], tgt.encode("我喜欢茶。") + [3])
+    fp = forward_record(tiny_model, src.encode("I like tea.") + [3], tgt.encode("我喜欢茶。") + [3])
     for kind, w in fp.weights.items():
         np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)

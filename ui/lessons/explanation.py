@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model import faithfulness
+from model import attribute, faithfulness
 from ui import widgets
 from ui.common import Context, chart, query_labels
 from ui.models import get_comparison
 from ui.words import t
 from viz.explanation import faithfulness_bars, method_comparison
 
-LAYER_METHODS = ("attention", "norm", "value-zeroing")  # read at the chosen layer, all heads together
-ORDER = ("attention", "norm", "value-zeroing", "rollout", "gradient-x-input", "integrated-gradients")
+# read at the chosen layer, all heads together (the others: the whole model)
+LAYER_METHODS = tuple(name for name, m in attribute.METHODS.items() if m.granularity == "head")
 
 
 def method_label(method: str, layer: int, lang: str) -> str:
@@ -39,7 +39,7 @@ def show_explanation(ctx: Context) -> None:
     with_ig = st.checkbox(t("explain_with_ig", lang), key="explain_ig")
     with st.spinner(t("flow_computing", lang, method=t("explain_all_methods", lang))):
         comparison = get_comparison(ctx.checkpoint, tr, layer, step if with_ig else None)
-    methods = [m for m in ORDER if m in comparison.scores]
+    methods = [m for m in attribute.METHODS if m in comparison.scores]
     rows = [comparison.drops[step]] + [comparison.scores[m][step] for m in methods]
     names = [t("explain_occlusion", lang)] + [
         method_label(m, layer if m in LAYER_METHODS else 0, lang) for m in methods
