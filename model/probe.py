@@ -17,7 +17,6 @@ query rows:
 from __future__ import annotations
 
 import argparse
-import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -30,15 +29,9 @@ from .cli import check_output, corpus_of, open_checkpoint, positive_int
 from .data import CORPORA, DEFAULT_DATA_DIR, load_splits
 from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
 from .evaluate import bleu_tokenizer_for, score
-from .tokenizer import PAD_ID, WORD_BOUNDARY, group_pieces_into_words
+from .tokenizer import PAD_ID, group_pieces_into_words, is_punctuation
 from .train import collate
 from .transformer import ATTENTION_KINDS as KINDS
-
-
-def is_punctuation(piece: str) -> bool:
-    text = piece.replace(WORD_BOUNDARY, "")
-    return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
-
 
 # Statistics that compare a query's position with a key's position: they only mean something when both index the
 # same sequence (self-attention). A decoder index and a source index of different lengths and word orders are not

@@ -19,7 +19,6 @@ from .decode import Translation, encode_source, greedy_batch_tokens, pad_batch
 from .tokenizer import BOS_ID
 from .transformer import AttentionOptions
 
-POSITIONAL_SHARE = 0.9  # a head counts as positional here when this share of rows has its argmax at one offset
 SAMPLE_FILE = "qk_sample.txt"  # in a checkpoint: the English sentences of its held-out sample, one per line
 SAMPLE_SENTENCES = 300  # the first sentences of the probe set (the test split head_stats.csv is computed on)
 SAMPLE_POINTS = 1000  # queries and keys per head kept from them, drawn at random (all of them: ~4,000 each)
@@ -134,22 +133,6 @@ def project(q: np.ndarray, k: np.ndarray, sample_q: np.ndarray, sample_k: np.nda
         to_2d(sample_k),
         (float(share[0]), float(share[1] if len(share) > 1 else 0.0)),
     )
-
-
-def dominant_offset(weights: np.ndarray, masked: np.ndarray | None = None) -> tuple[int, float]:
-    """Over the rows of one self-attention map (queries, keys): the most common offset key − query of each row's
-    strongest key, and the share of rows that have it. Rows that see a single key are left out."""
-    n_q, n_k = weights.shape
-    offsets = []
-    for i in range(n_q):
-        visible = n_k if masked is None else int((~masked[i]).sum())
-        if visible > 1:
-            offsets.append(int(np.argmax(weights[i])) - i)
-    if not offsets:
-        return 0, 0.0
-    values, counts = np.unique(offsets, return_counts=True)
-    best = int(np.argmax(counts))
-    return int(values[best]), float(counts[best] / len(offsets))
 
 
 def head_points(tr: Translation, kind: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:

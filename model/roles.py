@@ -28,6 +28,9 @@ from .tokenizer import PAD_ID
 from .train import collate
 from .transformer import ATTENTION_KINDS as KINDS
 
+# "Positional head", the one definition the app uses (the corpus table and the query-key view's caption alike):
+# its largest weight at one of these offsets from the query in at least this share of the queries.
+POSITIONAL_OFFSETS = (-1, 0, 1)
 POSITIONAL_SHARE = 0.9
 RARE_SHARE = 0.3
 ALIGNMENT_AER = 0.5
@@ -74,11 +77,19 @@ def head_importance(model, pairs: list[tuple[list[int], list[int]]], batch_size:
 
 def argmax_offsets(attention: np.ndarray) -> dict[int, np.ndarray]:
     """(layers, heads, n, n) self-attention -> offset -> (layers, heads): the share of queries whose largest
-    weight is at key = query + offset."""
+    weight is at key = query + offset, for each of POSITIONAL_OFFSETS."""
     n = attention.shape[-1]
     best = attention.argmax(-1)  # (layers, heads, n)
     queries = np.arange(n)
-    return {k: (best == queries + k).mean(-1) for k in (-1, 0, 1)}
+    return {k: (best == queries + k).mean(-1) for k in POSITIONAL_OFFSETS}
+
+
+def positional_offset(weights: np.ndarray) -> tuple[int, float]:
+    """One head's self-attention map on one sentence (queries, keys) -> (the offset of POSITIONAL_OFFSETS where
+    most queries put their largest weight, the share that do); positional when the share ≥ POSITIONAL_SHARE."""
+    shares = {k: float(v[0, 0]) for k, v in argmax_offsets(weights[None, None]).items()}
+    offset = max(shares, key=shares.get)
+    return offset, shares[offset]
 
 
 def rare_piece_share(attention: np.ndarray, rarity: np.ndarray) -> np.ndarray:

@@ -15,15 +15,10 @@ import numpy as np
 import torch
 
 from .decode import encode_source, greedy_batch, pad_batch
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, group_pieces_into_words, visible
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, group_pieces_into_words, is_punctuation, visible
 from .transformer import AttentionOptions, Transformer
 
 PAD_PIECE = "<pad>"
-
-
-def _is_punctuation(piece: str) -> bool:
-    text = piece.lstrip("▁")
-    return bool(text) and all(not c.isalnum() for c in text)
 
 
 def word_units(pieces: list[str], language: str = "en") -> list[list[int]]:
@@ -32,7 +27,7 @@ def word_units(pieces: list[str], language: str = "en") -> list[list[int]]:
     units = []
     for word in group_pieces_into_words(pieces, language):
         cut = len(word)
-        while cut > 1 and _is_punctuation(pieces[word[cut - 1]]):
+        while cut > 1 and is_punctuation(pieces[word[cut - 1]]):
             cut -= 1
         units.append(word[:cut])
         units.extend([i] for i in word[cut:])

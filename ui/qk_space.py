@@ -7,13 +7,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import streamlit as st
 
-from model import qk_space
+from model import qk_space, roles
 from model.data import read_everyday
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model, translation_cache
 from ui.views import View, register
 from ui.words import t
-from viz import attention as attention_viz
 from viz.steps import qk_space_figure
 
 FALLBACK_SENTENCES = 60  # of our everyday sentences (never trained on), for a checkpoint without a sample file
@@ -125,9 +124,8 @@ def show_qk_space(ctx: Context) -> None:
         )
     )
     if kind != "cross":  # an offset compares a query's and a key's positions: only within one sequence
-        masked = attention_viz.causal_mask(len(keys)) if kind == "decoder_self" else None
-        offset, share = qk_space.dominant_offset(weights, masked)
-        if share >= qk_space.POSITIONAL_SHARE:
+        offset, share = roles.positional_offset(weights)
+        if share >= roles.POSITIONAL_SHARE:
             st.caption(t("qk_positional", lang, share=share, offset=offset))
 
 

@@ -96,6 +96,7 @@ def test_strongest_heads_picks_lowest_entropy_and_highest_previous():
 def test_punctuation_pieces():
     assert is_punctuation("。") and is_punctuation("▁?") and is_punctuation(".")
     assert not is_punctuation("▁tea") and not is_punctuation("▁")
+    assert not is_punctuation("'") and not is_punctuation("-")  # inside words: didn't, well-known
 
 
 def test_word_level_attention_sums_keys_and_averages_queries():
@@ -184,6 +185,7 @@ def test_every_beam_hypothesis_comes_with_its_own_attention(tiny_model, tiny_tok
         np.testing.assert_allclose(forced.cross_attention, h.cross_attention, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_corpus_probe_and_ablation_ranking_on_a_tiny_model(tiny_checkpoint):
     loaded = load_checkpoint(tiny_checkpoint)
     frame = corpus_statistics(loaded, [s for s, _ in TINY_PAIRS[:4]], progress=False)

@@ -1,8 +1,9 @@
 """A head's query-key space: the projection keeps what it says it keeps; an offset is named only when it holds."""
 
 import numpy as np
+import pytest
 
-from model import qk_space
+from model import qk_space, roles
 
 from ..conftest import ROOT
 
@@ -34,18 +35,16 @@ def test_the_projection_is_the_principal_components_an_svd_finds():
 
 
 def test_a_previous_token_head_is_named_by_its_offset_and_a_diffuse_one_is_not():
+    """The query-key view names a positional head by the one definition of model.roles."""
     n = 6
     previous = np.eye(n, k=-1)
     previous[0, 0] = 1.0
-    offset, share = qk_space.dominant_offset(previous)
+    offset, share = roles.positional_offset(previous)
     assert offset == -1 and share == (n - 1) / n
     uniform = np.full((n, n), 1 / n)
     uniform[np.arange(n), (np.arange(n) * 3) % n] += 0.1  # strongest keys scattered
-    assert qk_space.dominant_offset(uniform)[1] < qk_space.POSITIONAL_SHARE
-    # in the masked decoder, row 0 sees one key only and is left out
-    causal = np.tril(np.ones((n, n), dtype=bool))
-    diagonal = np.eye(n)
-    assert qk_space.dominant_offset(diagonal, ~causal) == (0, 1.0)
+    assert roles.positional_offset(uniform)[1] < roles.POSITIONAL_SHARE
+    assert roles.positional_offset(np.eye(n)) == (0, 1.0)
 
 
 def test_the_batched_sample_holds_exactly_what_each_sentence_computes_alone(tiny_checkpoint):
@@ -97,6 +96,7 @@ def test_combining_batches_draws_the_same_positions_for_every_head_without_repea
     np.testing.assert_array_equal(small.keys["cross"][0, 0, :, 0], np.arange(50))
 
 
+@pytest.mark.slow
 def test_the_sample_in_batches_is_the_sample_at_once_and_takes_the_lock_per_batch(tiny_checkpoint):
     from contextlib import contextmanager
 
@@ -127,6 +127,7 @@ def test_the_sample_in_batches_is_the_sample_at_once_and_takes_the_lock_per_batc
         np.testing.assert_allclose(batched.keys[kind], whole.keys[kind], atol=2e-3, rtol=2e-3)
 
 
+@pytest.mark.checkpoint
 def test_each_shipped_checkpoint_has_a_few_hundred_held_out_sample_sentences():
     for name in ("en-zh", "en-de"):
         checkpoint = ROOT / "checkpoints" / name
