@@ -81,28 +81,45 @@ def flow_selector(container, lang: str, **kwargs) -> str:
     )
 
 
+# A method whose whole result takes longer than this (its declared seconds, a 20-word sentence on one core) runs
+# only when asked, once per sentence: chosen once, it must not make every later sentence, checkpoint or link wait.
+ON_DEMAND_SECONDS = 2.0
+
+
+def ask_for_flow(request: tuple) -> None:
+    st.session_state.flow_asked = request
+
+
 def flow_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
     """-> (the view's map under the method, its title, its colour-bar label, signed?, the method's whole result)
-    or None for raw weights."""
-    if method == "attention" or checkpoint is None:
+    or None for raw weights (also while a slow method waits to be asked for on this sentence)."""
+    if method == attribute.RAW or checkpoint is None:
         return None
-    if kind not in attribute.method_kinds(method):
-        st.info(t("flow_no_encoder", lang, method=t(f"flow_{method}", lang)))
+    chosen = attribute.METHODS[method]
+    name = t(f"flow_{method}", lang)
+    if kind not in chosen.kinds:
+        st.info(t("flow_no_encoder", lang, method=name))
         return None
-    with st.spinner(t("flow_computing", lang, method=t(f"flow_{method}", lang))):
-        forced, computed = get_flow(checkpoint, tr, method)
+    request = (checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
+    if (
+        chosen.seconds > ON_DEMAND_SECONDS
+        and st.session_state.get("flow_asked") != request
+        and not models.flow_ready(checkpoint, tr, method)  # computed already (for anyone): shown at once
+    ):
+        st.info(t("flow_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
+        st.button(t("flow_compute", lang, method=name), key=f"flow-ask-{kind}", on_click=ask_for_flow, args=(request,))
+        return None
+    with st.spinner(t("flow_computing", lang, method=name), show_time=True):
+        record, computed = get_flow(checkpoint, tr, method)
     model = get_model(checkpoint).model
-    values = attribute.view_map(model, forced, method, kind, layer, head, computed)
-    where = (
-        t("flow_whole_model", lang)
-        if method in attribute.STEP_METHODS and method != "rollout"
-        else t("flow_up_to_layer", lang, layer=layer)
-        if method == "rollout"
-        else t("flow_layer_head", lang, layer=layer, head=head_name(head, lang))
-    )
+    values = chosen.view(model, record, kind, layer - 1, None if head == "mean" else int(head) - 1, computed)
+    where = {
+        "model": lambda: t("flow_whole_model", lang),
+        "layer": lambda: t("flow_up_to_layer", lang, layer=layer),
+        "head": lambda: t("flow_layer_head", lang, layer=layer, head=head_name(head, lang)),
+    }[chosen.granularity]()
     title = t("flow_title", lang, kind=t(KIND_TAB[kind], lang), method=t(f"flow_{method}", lang), where=where)
-    signed = method in attribute.SIGNED_METHODS
-    return values, title, t(f"flow_unit_{method}", lang), signed, computed
+    return values, title, t(f"flow_unit_{method}", lang), chosen.signed, computed
 
 
 def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: str) -> None:
@@ -143,10 +160,10 @@ def show_attention(ctx: Context, kind: str) -> None:
     tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.languages
     checkpoint, fetch = ctx.checkpoint, ctx.fetch
     layer = layer_of_kind(tr, kind, ctx.layer, lang)
-    method = st.session_state.get("flow_method", "attention") if checkpoint else "attention"
+    method = st.session_state.get("flow_method", attribute.RAW) if checkpoint else attribute.RAW
     flow = flow_map(tr, kind, layer, head, method, checkpoint, lang)
     if flow is None:
-        method = "attention"
+        method = attribute.RAW
         fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
     else:
         values, title, unit, signed, computed = flow
@@ -164,11 +181,12 @@ def show_attention(ctx: Context, kind: str) -> None:
             value_label=unit,
         )
     chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
-    if checkpoint and kind in attribute.method_kinds("gradient-x-input"):
+    if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_FLOWS):
         st.session_state.prefetch_flows = True  # app.main starts it once the page is drawn
+    raw = method == attribute.RAW
     if flow is not None:
         st.caption(t(f"flow_explain_{method}", lang))
-        if method == "integrated-gradients":
+        if getattr(computed, "completeness_error", None) is not None:  # integrated gradients' sums, checked
             st.caption(
                 t(
                     "flow_completeness",
@@ -177,9 +195,9 @@ def show_attention(ctx: Context, kind: str) -> None:
                     steps=computed.steps_used,
                 )
             )
-    if kind == "cross" and method == "attention":
+    if kind == "cross" and raw:
         show_alignment_score(checkpoint, layer, head, lang)
-    if method == "attention":  # what the weights of this kind are; another account has its own caption above
+    if raw:  # what the weights of this kind are; another account has its own caption above
         st.caption(
             t(
                 {"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
@@ -193,10 +211,9 @@ def show_attention(ctx: Context, kind: str) -> None:
     csv_button, npz_button = st.columns(2)
     shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
     csv_button.download_button(
-        t("download_csv" if method == "attention" else "download_csv_method", lang),
+        t("download_csv" if raw else "download_csv_method", lang),
         lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
-        file_name=f"{kind}-layer{layer}-head{head}{'' if method == 'attention' else '-' + method}"
-        f"{'-words' if word_level else ''}.csv",
+        file_name=f"{kind}-layer{layer}-head{head}{'' if raw else '-' + method}{'-words' if word_level else ''}.csv",
         mime="text/csv",
         key=f"csv-{kind}",
         on_click="ignore",
@@ -210,12 +227,10 @@ def show_attention(ctx: Context, kind: str) -> None:
         on_click="ignore",
         help=t("download_npz_help", lang),
     )
+    # the chosen head, outlined in the grid, where the map shows one head
     highlight = (
-        (layer - 1, int(head) - 1)
-        if head != "mean" and (method == "attention" or method in attribute.HEAD_METHODS)
-        else None
+        (layer - 1, int(head) - 1) if head != "mean" and attribute.METHODS[method].granularity == "head" else None
     )
-    raw = method == "attention"
     grid = models.shared_figure(
         tr,
         ("grid", kind, highlight, raw, lang),

@@ -7,6 +7,7 @@ import json
 import time
 
 import numpy as np
+import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -20,8 +21,10 @@ from .test_app import APP, figures, heat, open_tab, run_app
 def expected_map(tiny_checkpoint, sentence, method, kind, layer=1, head="1"):
     loaded = load_checkpoint(tiny_checkpoint)
     tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
-    forced = attribute.from_translation(tr)
-    return attribute.view_map(loaded.model, forced, method, kind, layer, head)
+    record = attribute.ForwardRecord.from_translation(tr)
+    return attribute.METHODS[method].view(
+        loaded.model, record, kind, layer - 1, None if head == "mean" else int(head) - 1
+    )
 
 
 def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint_root, tiny_checkpoint):
@@ -55,12 +58,35 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
     assert "heatmap-encoder_self" in figures(at)
 
 
-def test_integrated_gradients_in_the_app_report_their_completeness(checkpoint_root):
+def test_integrated_gradients_run_only_when_asked_for_each_sentence_and_report_their_completeness(
+    checkpoint_root, monkeypatch
+):
+    """Issue 36: chosen once, the slow method must not make the next sentence, or a shared link, wait: it is
+    computed when asked for, on that sentence, and says how complete its sums are."""
+    runs = []
+    original = attribute.IntegratedGradients.steps
+
+    def counted(self, *args, **kwargs):
+        runs.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(attribute.IntegratedGradients, "steps", counted)
     at = open_tab(run_app(s="I like tea."), "tab_cross")
     at.selectbox(key="flow_method").select("integrated-gradients").run()
-    assert not at.exception
+    assert not at.exception and not runs
+    assert any("only when you ask" in i.value for i in at.info)
+    assert "integrated gradients" not in figures(at)["heatmap-cross"]["layout"]["title"]["text"]  # the raw map
+    at.button(key="flow-ask-cross").click().run()
+    assert len(runs) == 1
     line = next(c.value for c in at.caption if c.value.startswith("Completeness"))
     assert float(line.split(" is ")[1].split(" %")[0]) <= 1.0
+    at.text_input(key="sentence").input("Tom drinks tea.").run()  # the next sentence: asked for again
+    assert len(runs) == 1 and any("only when you ask" in i.value for i in at.info)
+    at.text_input(key="sentence").input("I like tea.").run()  # computed before: shown at once, not again
+    assert len(runs) == 1 and any(c.value.startswith("Completeness") for c in at.caption)
+    shared = open_tab(run_app(s="We drink water.", flow="integrated-gradients"), "tab_cross")  # a link
+    assert not shared.exception and len(runs) == 1
+    assert shared.button(key="flow-ask-cross").label.startswith("Compute")
 
 
 def test_a_link_opens_a_method_and_an_unknown_one_is_named(checkpoint_root):
@@ -72,6 +98,7 @@ def test_a_link_opens_a_method_and_an_unknown_one_is_named(checkpoint_root):
     assert any("flow" in w.value for w in at.warning)
 
 
+@pytest.mark.checkpoint
 def test_shipped_checkpoint_shows_each_heads_alignment_error_in_chinese(monkeypatch):
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     st.cache_data.clear()
@@ -126,6 +153,7 @@ def _loaded(path):
     return loaded.model, loaded.source_tokenizer, loaded.target_tokenizer
 
 
+@pytest.mark.checkpoint
 def test_measured_roles_and_importance_on_the_head_statistics_view(monkeypatch):
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     st.cache_data.clear()
@@ -147,6 +175,7 @@ def test_measured_roles_and_importance_on_the_head_statistics_view(monkeypatch):
         )
 
 
+@pytest.mark.checkpoint
 def test_head_search_ranks_cross_attention_heads_by_gold_aer(monkeypatch):
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     st.cache_data.clear()

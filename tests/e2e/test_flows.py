@@ -64,8 +64,10 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
             if method != "attention":
                 assert label in map_title(page)
         assert "Cross-attention" in map_title(page) and "layer" in map_title(page)
-    # Integrated gradients: computed on demand, with its completeness said under the map.
-    choose(page, t("flow", "en"), t("flow_integrated-gradients", "en"), wait=False)
+    # Integrated gradients: computed when asked for, on this sentence, with its completeness said under the map.
+    choose(page, t("flow", "en"), t("flow_integrated-gradients", "en"))
+    name = t("flow_integrated-gradients", "en")
+    page.get_by_role("button", name=t("flow_compute", "en", method=name)).click()
     page.get_by_text("Completeness:", exact=False).first.wait_for(timeout=240_000)
     assert_no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "flow-integrated-gradients.png"))
