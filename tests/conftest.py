@@ -98,3 +98,11 @@ def tiny_corpus_dir(tmp_path_factory) -> Path:
     lines = [f"{en}\t{zh}\tCC-BY 2.0 (France) test pair #{i}" for i, (en, zh) in enumerate(TINY_PAIRS * 3)]
     (root / "tatoeba-en-zh" / "cmn-eng.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/e2e is an end-to-end test (a browser, a server, or both)."""
+    e2e = ROOT / "tests" / "e2e"
+    for item in items:
+        if e2e in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.e2e)

@@ -9,6 +9,7 @@ import json
 import weakref
 
 import numpy as np
+import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
@@ -327,6 +328,7 @@ def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
     assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
 
 
+@pytest.mark.checkpoint
 def test_head_tables_speak_the_interface_language(monkeypatch):
     """Column names, attention kinds, statistics and roles of every head table, in Chinese; no command lines."""
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
@@ -361,6 +363,7 @@ def test_head_tables_speak_the_interface_language(monkeypatch):
     assert not any("python -m" in m.value for m in [*at.markdown, *at.caption, *at.info])
 
 
+@pytest.mark.slow
 def test_ablating_heads_retranslates_and_reports_the_log_prob_change(checkpoint_root):
     at = open_tab(run_app(), "tab_ablation")
     assert "ablation-heatmap" not in figures(at)
@@ -456,6 +459,8 @@ def test_word_level_view_merges_pieces(checkpoint_root):
     np.testing.assert_allclose(heat(figures(at)["heatmap-encoder_self"]).sum(-1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow
+@pytest.mark.checkpoint
 def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     st.cache_data.clear()
@@ -469,6 +474,7 @@ def test_default_page_with_the_shipped_checkpoint(monkeypatch):
     assert len(figs["grid-encoder_self"]["layout"]["annotations"]) == 6 * 8  # a titled tile per layer and head
 
 
+@pytest.mark.checkpoint
 def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model_is(monkeypatch):
     """The shipped en-zh model's calibrated note (confidence.json): on for a jumble of technical words, off for
     an everyday sentence; in both interface languages. The About box names the data and the measured scores."""
@@ -518,6 +524,8 @@ MODEL_VIEWS = (
 )
 
 
+@pytest.mark.slow
+@pytest.mark.checkpoint
 def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypatch):
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     st.cache_data.clear()

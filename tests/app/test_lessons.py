@@ -104,6 +104,7 @@ def test_uniform_cross_attention_lesson_shows_flat_rows_and_the_log_prob_change(
 
 
 @shipped
+@pytest.mark.checkpoint
 def test_word_order_lesson_proves_a_bag_of_words_without_positions(monkeypatch):
     at = run_shipped(monkeypatch, s="The dog chases the cat.", view="lesson_positions")
     assert not at.exception

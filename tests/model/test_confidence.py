@@ -23,6 +23,7 @@ def test_threshold_falls_between_the_bad_and_the_good():
     assert confidence.choose_threshold(scores, [True, True, False, False]) == pytest.approx(-1.5)
 
 
+@pytest.mark.slow
 def test_batched_scores_equal_what_the_app_shows(tiny_model, tiny_tokenizers):
     """The calibration reads the same number the page reads from a Translation, not a drifting copy."""
     source, target = tiny_tokenizers
@@ -34,6 +35,8 @@ def test_batched_scores_equal_what_the_app_shows(tiny_model, tiny_tokenizers):
         assert score == pytest.approx(confidence.mean_log_prob(tr.token_probs), abs=1e-4)
 
 
+@pytest.mark.slow
+@pytest.mark.checkpoint
 def test_shipped_en_zh_calibration_flags_a_jumble_and_not_a_plain_sentence():
     calibration = confidence.load_calibration(ROOT / "checkpoints" / "en-zh")
     assert calibration is not None and 0 < calibration.recall <= 1 and 0 < calibration.precision <= 1

@@ -47,6 +47,7 @@ def test_multi_reference_bleu_uses_every_reference():
     assert score(["你好。", "他走了。"], examples, tokenize="zh")["bleu"] < 100
 
 
+@pytest.mark.slow
 def test_translate_corpus_keeps_input_order(tiny_model, tiny_tokenizers):
     sentences = ["I like tea.", "The dog is running.", "Good morning.", "It is raining today."]
     batched = translate_corpus(tiny_model, *tiny_tokenizers, sentences, batch_size=2)
@@ -58,6 +59,7 @@ def test_translate_corpus_keeps_input_order(tiny_model, tiny_tokenizers):
     not (DEFAULT_DATA_DIR / "en-zh-extra").exists() or not (DEFAULT_DATA_DIR / "multi30k").exists(),
     reason="the shared corpora are not here",
 )
+@pytest.mark.checkpoint
 def test_the_query_key_views_held_out_sample_is_the_probe_set_and_never_trained_on():
     import json
 

@@ -32,6 +32,7 @@ def overfit_model(tiny_tokenizers):
     return model.eval()
 
 
+@pytest.mark.slow
 def test_tiny_model_overfits_and_reproduces_its_pairs_exactly(overfit_model, tiny_tokenizers):
     source, target = tiny_tokenizers
     sources = [encode_source(source, s, overfit_model.cfg.max_len)[0] for s, _ in TINY_PAIRS]
@@ -41,6 +42,7 @@ def test_tiny_model_overfits_and_reproduces_its_pairs_exactly(overfit_model, tin
         assert translate(overfit_model, source, target, s, beam_size=3).target_text == t
 
 
+@pytest.mark.slow
 def test_beam_of_one_is_greedy(tiny_model, tiny_tokenizers):
     source, _ = tiny_tokenizers
     for sentence, _ in TINY_PAIRS[:6]:
@@ -122,9 +124,11 @@ def _shipped_model():
     return load_checkpoint(SHIPPED) if SHIPPED.exists() else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 2e-6), (torch.float64, 1e-12)], ids=["fp32", "fp64"])
 @pytest.mark.parametrize("beam_size", [1, 4])
 @pytest.mark.parametrize("which", ["overfit", "shipped"])
+@pytest.mark.checkpoint
 def test_cached_decoding_returns_the_attention_of_a_full_recomputation(
     overfit_model, tiny_tokenizers, which, beam_size, dtype, tolerance
 ):
@@ -168,6 +172,7 @@ def test_cached_decoding_returns_the_attention_of_a_full_recomputation(
         assert (a.record["decoder_self"].numpy()[..., future] == 0).all()  # masked cells exactly zero
 
 
+@pytest.mark.slow
 def test_batched_greedy_with_the_cache_matches_one_sentence_at_a_time(overfit_model, tiny_tokenizers):
     source, _ = tiny_tokenizers
     sources = [encode_source(source, s, overfit_model.cfg.max_len)[0] for s, _ in TINY_PAIRS]

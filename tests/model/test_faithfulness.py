@@ -38,6 +38,7 @@ def test_occlusion_is_the_log_probability_lost_without_the_word(tiny_model, tiny
     np.testing.assert_allclose(drops[:, 0], log_p(tr.source_ids) - log_p(without_first), atol=1e-4)
 
 
+@pytest.mark.slow
 def test_the_table_has_a_row_per_method_and_layer_with_correlations(tiny_model, tiny_tokenizers):
     src_tok, tgt_tok = tiny_tokenizers
     alignment = {

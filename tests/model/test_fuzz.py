@@ -34,6 +34,7 @@ def check(tr) -> None:
         assert not any(c in piece for c in "\u202e\u202d\u200d\u200b\u2066\ufeff\x00\x07")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=sentences, beam=st.sampled_from([1, 3]))

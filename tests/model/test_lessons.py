@@ -76,6 +76,7 @@ def test_without_positions_swapping_words_permutes_attention_exactly(tokenizers)
     assert result.output_difference[True] > 1e-3
 
 
+@pytest.mark.checkpoint
 def test_without_positions_the_shipped_encoder_cannot_tell_dog_chases_cat_from_cat_chases_dog():
     loaded = load_checkpoint(SHIPPED)
     result = what_if.word_order(loaded.model, loaded.source_tokenizer, "The dog chases the cat.", 1, 4)

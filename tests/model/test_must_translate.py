@@ -24,6 +24,9 @@ from model.decode import translate
 
 from ..conftest import ROOT
 
+# every test here reads the shipped weights; together they take minutes (translations of every row)
+pytestmark = [pytest.mark.checkpoint, pytest.mark.slow]
+
 ROWS = read_must_translate()
 
 

@@ -11,6 +11,9 @@ from model.evaluate import bleu_tokenizer_for, score, translate_corpus
 
 from ..conftest import ROOT
 
+# every test here reads the shipped weights; together they take minutes (translations of every row)
+pytestmark = [pytest.mark.checkpoint, pytest.mark.slow]
+
 EXPECTED = {
     "en-zh": {
         "Tom is reading a book.": "汤姆在读书。",

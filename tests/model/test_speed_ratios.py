@@ -18,7 +18,11 @@ from ..conftest import ROOT, SHIPPED
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from decoding_speed import marian_model, marian_translate, our_model, sentence_of  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped tokenizers")
+pytestmark = [
+    pytest.mark.checkpoint,
+    pytest.mark.slow,
+    pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped tokenizers"),
+]
 
 
 def fastest(runs: dict, repeats: int = 5) -> dict[str, float]:

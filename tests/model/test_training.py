@@ -52,6 +52,7 @@ def metrics(run_dir):
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_tiny_training_lowers_the_loss_resumes_and_exports(tiny_corpus_dir, tmp_path):
     run_dir, export = tmp_path / "run", tmp_path / "export"
     common = ["--data-dir", str(tiny_corpus_dir), "--run-dir", str(run_dir), *TINY_ARGS]
@@ -88,6 +89,7 @@ def test_tiny_training_lowers_the_loss_resumes_and_exports(tiny_corpus_dir, tmp_
         train.main([*common, "--epochs", "5", "--average-epochs", "3", "5", "--export", str(tmp_path / "gone")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampling", [[], ["--subword-alpha", "0.1"]], ids=["best-split", "subword-sampling"])
 def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir, tmp_path, sampling):
     common = ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, *sampling]
@@ -100,6 +102,7 @@ def test_resuming_gives_the_same_weights_as_an_uninterrupted_run(tiny_corpus_dir
         torch.testing.assert_close(straight[key], stopped[key])
 
 
+@pytest.mark.slow
 def test_a_run_killed_inside_an_epoch_resumes_at_the_batch_after_its_last_save(tiny_corpus_dir, tmp_path):
     """An en-de epoch is over an hour: the state is also written inside an epoch (--save-every-minutes), and a
     run resumed from it trains on the remaining batches only, ending with the weights and the epoch's logged
@@ -123,6 +126,7 @@ def test_a_run_killed_inside_an_epoch_resumes_at_the_batch_after_its_last_save(t
     ]
 
 
+@pytest.mark.slow
 def test_joint_vocabulary_is_one_tokenizer_and_one_embedding_matrix(tiny_corpus_dir, tmp_path):
     """--joint-vocab (Section 3.4): one tokenizer on both languages, one matrix for both embeddings and the output
     layer; the exported checkpoint loads with the matrix shared and stores it once."""
@@ -175,6 +179,7 @@ def test_subword_sampling_cuts_a_sentence_differently_but_decodes_to_it(tiny_tok
     assert all(source.decode(list(cut)) == source.decode(source.encode(text)) for cut in cuts)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("torchrun") is None, reason="torchrun not on PATH")
 def test_two_process_torchrun_training(tiny_corpus_dir, tmp_path):
     run_dir = tmp_path / "ddp"
@@ -340,6 +345,7 @@ def test_translate_cli_file_mode_keeps_line_alignment(tiny_checkpoint, tmp_path)
     assert len(lines) == 4 and lines[1] == "" and lines[0] and lines[2]
 
 
+@pytest.mark.slow
 def test_resume_drops_metrics_of_an_epoch_whose_state_was_never_saved(tiny_corpus_dir, tmp_path):
     run_dir = tmp_path / "run"
     common = ["--data-dir", str(tiny_corpus_dir), "--run-dir", str(run_dir), *TINY_ARGS]
