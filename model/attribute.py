@@ -140,8 +140,9 @@ class AttributionMethod:
     kinds: the attention kinds it gives a map for. signed: scores of either sign (else shares, ≥ 0).
     needs: what it reads beyond the record's weights: "values", "forward passes" (runs layers again),
            "gradients" (backward passes).
-    seconds: measured for a 20-word sentence on one core (the whole result; see per_view), the order of
-             magnitude a caller plans with (compute ahead, on demand, or only when asked for).
+    seconds: the whole result for a 20-word sentence on one core (benchmarks/method_costs.py, shipped en-zh,
+             2026-12-02: 16 output pieces), the order of magnitude a caller plans with (compute ahead, on
+             demand, or only when asked for); a view alone costs less where per_view says so.
     per_view: a view's map costs less computed on its own (view(), computed=None) than taken from compute().
 
     And three ways to ask it, one interface for every method:
@@ -196,7 +197,7 @@ class NormWeighted(AttributionMethod):
 
     name = "norm"
     needs = frozenset({"values"})
-    seconds, per_view = 0.05, True
+    seconds, per_view = 0.02, True  # one view: 0.001 s
 
     def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS) -> HeadMaps:
         maps, layer_maps = {}, {}
@@ -229,7 +230,7 @@ class ValueZeroing(AttributionMethod):
 
     name = "value-zeroing"
     needs = frozenset({"values", "forward passes"})
-    seconds, per_view = 1.4, True  # one view (a layer and head, or a layer): about 0.05 s
+    seconds, per_view = 1.0, True  # one view (a layer and head, or a layer): 0.02 s
 
     @torch.inference_mode()
     def compute(
@@ -370,7 +371,7 @@ class Rollout(AttributionMethod):
 
     name = "rollout"
     granularity = "layer"
-    seconds, per_view = 0.001, True
+    seconds, per_view = 0.0005, True
 
     def encoder(self, p: ForwardRecord) -> np.ndarray:
         return residual_rollout(p.weights["encoder_self"].mean(1))
@@ -463,7 +464,7 @@ class GradientTimesInput(WholeModelGradients):
     """∂ log p(piece) / ∂ embedding · embedding, summed over each input piece's features."""
 
     name = "gradient-x-input"
-    seconds = 0.25
+    seconds = 0.13
 
     def steps(self, model, p, layer=None, only_step=None) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
@@ -488,7 +489,7 @@ class IntegratedGradients(WholeModelGradients):
     step's completeness error is ≤ tolerance (or max_steps is reached: the error is then reported as it is)."""
 
     name = "integrated-gradients"
-    seconds = 20.0
+    seconds = 60.0
 
     # 1,024: on the shipped en-zh model the last piece of "Tom chases Jerry." misses by 2.5, 4.0, 1.8, 1.1 % at
     # 64-512 intervals (a gradient that jumps where a ReLU or a softmax switches converges slowly and not

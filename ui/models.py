@@ -251,9 +251,9 @@ def get_flow(checkpoint: str, tr: decode.Translation, method: str):
 
 # Computed ahead, while the server is idle, for a page that shows a map these methods give: the methods whose
 # whole result takes long enough to feel on a switch and short enough to spend an idle core on (gradient x input:
-# 0.2-0.3 s on a 20-word sentence, one core, where drawing the switched map takes another 0.3 s; under 0.05 s
-# below about a dozen output pieces, not worth a class's cores). Integrated gradients (20 s) stays on demand.
-PREFETCHED_FLOWS = tuple(name for name, m in attribute.METHODS.items() if not m.per_view and 0.1 <= m.seconds <= 1.0)
+# 0.13 s on a 20-word sentence, one core, where drawing the switched map takes another 0.3 s; under 0.05 s below
+# about a dozen output pieces, not worth a class's cores). Integrated gradients (a minute) runs only when asked.
+PREFETCHED_FLOWS = tuple(name for name, m in attribute.METHODS.items() if not m.per_view and 0.05 <= m.seconds <= 1.0)
 PREFETCH_MIN_PIECES = 12
 
 
