@@ -128,7 +128,7 @@ def main() -> None:
     checkpoint = str(checkpoint_root() / st.session_state.checkpoint)
     cfg = loaded.model.cfg
     about_expander(checkpoint, loaded, lang)
-    languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
+    language_pair = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     session.apply_link_view(cfg)
     if not st.session_state.present:
         view_selectors(cfg, lang)
@@ -169,18 +169,18 @@ def main() -> None:
     page_selector(lang)
 
     ctx = Context(
-        tr,
-        model_output,
-        checkpoint,
-        beam,
-        int(st.session_state.layer),
-        st.session_state.head,
-        lang,
-        st.session_state.word_level,
-        languages,
-        cfg,
-        fetch_again(checkpoint, sentence, beam, choice, reference, trail),
-        original[0],
+        tr=tr,
+        model_output=model_output,
+        checkpoint=checkpoint,
+        beam=beam,
+        layer=int(st.session_state.layer),
+        head=st.session_state.head,
+        lang=lang,
+        word_level=st.session_state.word_level,
+        language_pair=language_pair,
+        cfg=cfg,
+        fetch=fetch_again(checkpoint, sentence, beam, choice, reference, trail),
+        original=original[0],
     )
     with drawing_slot(tr, lang):
         if st.session_state.page == "lessons":

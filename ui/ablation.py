@@ -100,7 +100,7 @@ def head_grids(cfg, lang: str) -> list[str]:
 
 def show_ablation(ctx: Context) -> None:
     tr, checkpoint, beam, layer, head, lang = ctx.model_output, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
-    word_level, languages = ctx.word_level, ctx.languages
+    word_level, languages = ctx.word_level, ctx.language_pair
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
     chosen = head_grids(cfg, lang)

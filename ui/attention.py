@@ -157,7 +157,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     The download button keeps ctx.fetch (which gets the translation again from the shared cache, or computes it
     anew) instead of the translation itself: Streamlit keeps a session's download callables as long as the
     session, even disconnected, and a beam-8 translation of a long sentence holds tens of MiB."""
-    tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.languages
+    tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.language_pair
     checkpoint, fetch = ctx.checkpoint, ctx.fetch
     layer = layer_of_kind(tr, kind, ctx.layer, lang)
     method = st.session_state.get("flow_method", attribute.RAW) if checkpoint else attribute.RAW

@@ -38,7 +38,7 @@ class Context:
     head: str  # "mean" or "1".."H"
     lang: str
     word_level: bool
-    languages: tuple[str, str]  # (source, target) language codes
+    language_pair: tuple[str, str]  # the checkpoint's (source, target) language codes; lang is the interface's
     cfg: object  # the model's TransformerConfig
     fetch: Callable[[], decode.Translation]  # tr again, from the shared cache or computed anew (see show_attention)
     original: decode.Translation | None = None  # the model's own output when what-if choices (a trail) are set

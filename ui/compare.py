@@ -56,7 +56,7 @@ MINIMAL_PAIRS = [
 def show_compare(ctx: Context) -> None:
     """Two sentences side by side: the same view, layer and head, one colour scale (0 to 1, as every map)."""
     tr, checkpoint, beam, layer, head, lang = ctx.tr, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
-    word_level, languages = ctx.word_level, ctx.languages
+    word_level, languages = ctx.word_level, ctx.language_pair
     second = st.session_state.second_sentence.strip()
     if not second:
         st.info(t("compare_empty", lang))

@@ -52,7 +52,7 @@ def show_no_attention(ctx: Context) -> None:
                 ctx.head,
                 lang,
                 False,
-                ctx.languages,
+                ctx.language_pair,
                 title=t(f"no_attention_map_{name}", lang, layer=layer, head=head_name(ctx.head, lang)),
             )
             chart(fig, key=f"no-attention-{name}")
