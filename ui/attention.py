@@ -256,6 +256,19 @@ def draw_encoder(ctx: Context) -> None:
     st.caption(t("explain_multihead", ctx.lang))
 
 
+NAMED_CHARACTERS = 20  # an unknown-character notice names this many, then counts the rest
+
+
+def named_characters(pieces: list[str], lang: str) -> str:
+    """The distinct characters of these unknown pieces (one piece can hold a run of them), the first
+    NAMED_CHARACTERS by name and the rest counted (5,000 emoji typed must not make a 5,000-character notice), as
+    Markdown-literal text."""
+    distinct = list(dict.fromkeys(c for piece in pieces for c in piece if not c.isspace()))
+    named = markdown_literal(" ".join(distinct[:NAMED_CHARACTERS]))
+    rest = len(distinct) - NAMED_CHARACTERS
+    return named + (t("more_characters", lang, n=rest) if rest > 0 else "")
+
+
 def translation_notes(
     tr: decode.Translation,
     model_output: decode.Translation,
@@ -269,11 +282,11 @@ def translation_notes(
     if tr.truncated:
         st.warning(t("truncated", lang, limit=cfg.max_len, kept=len(tr.source_pieces) - 1))
     if tr.unknown_source_pieces:
-        st.warning(t("unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_source_pieces)))))
+        st.warning(t("unknown", lang, chars=named_characters(tr.unknown_source_pieces, lang)))
     if tr.reference_truncated:
         st.warning(t("reference_truncated", lang, limit=cfg.max_len, kept=len(tr.target_pieces)))
     if tr.unknown_reference:
-        st.warning(t("reference_unknown", lang, chars=markdown_literal(" ".join(dict.fromkeys(tr.unknown_reference)))))
+        st.warning(t("reference_unknown", lang, chars=named_characters(tr.unknown_reference, lang)))
     if not tr.finished:
         st.info(t("unfinished", lang))
     show_translation(tr, model_output, lang, checkpoint)

@@ -12,6 +12,7 @@ from ui.attention import flow_selector
 from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
 from ui.common import head_name
 from ui.compare import MINIMAL_PAIRS
+from ui.links import MAX_SENTENCE_CHARACTERS
 from ui.models import get_calibration, get_scores
 from ui.words import LANGUAGES, STRINGS, language_name, t
 from viz.escape import markdown_literal
@@ -72,7 +73,9 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             on_change=use_example,
             format_func=lambda s: s or t("example_placeholder", lang),
         )
-        st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang))
+        # as long as a link may make them (ui.links): the model reads far less (it truncates to max_len pieces)
+        limit = dict(max_chars=MAX_SENTENCE_CHARACTERS)
+        st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang), **limit)
         widgets.radio(
             st,
             t("decoding", lang),
@@ -86,8 +89,8 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
         target = language_name(metadata.get("target_language", "?"), lang)
-        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target))
-        st.text_input(t("second_sentence", lang), key="second_sentence", help=t("second_sentence_help", lang))
+        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target), **limit)
+        st.text_input(t("second_sentence", lang), key="second_sentence", help=t("second_sentence_help", lang), **limit)
         widgets.selectbox(
             st,
             t("minimal_pairs", lang),

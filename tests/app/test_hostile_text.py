@@ -6,6 +6,7 @@ from __future__ import annotations
 from model.checkpoint import load_checkpoint
 from model.decode import teacher_force
 from model.tokenizer import visible
+from ui.links import MAX_SENTENCE_CHARACTERS
 
 from .test_app import every_figure, figures, open_tab, run_app
 
@@ -69,3 +70,15 @@ def test_reference_characters_outside_the_vocabulary_are_named(checkpoint_root, 
     at.sidebar.text_input(key="reference").set_value("我喜欢☃茶。").run()
     assert not at.exception
     assert any("☃" in w.value and "no piece" in w.value for w in at.warning)
+
+
+def test_thousands_of_unknown_characters_get_a_short_notice_and_the_boxes_take_what_a_link_can(checkpoint_root):
+    """Issue 36: 5,000 emoji typed gave a 5,096-character warning; now the first few are named and the rest
+    counted. The sentence boxes accept as many characters as a link may carry, no more."""
+    emoji = "".join(chr(0x1F600 + i) for i in range(80))  # 80 distinct characters the tokenizer does not know
+    at = run_app(s=f"I like tea. {emoji}")
+    assert not at.exception
+    notice = next(w.value for w in at.warning if "<unk>" in w.value)
+    assert "and 60 more" in notice and len(notice) < 300
+    for key in ("sentence", "second_sentence", "reference"):
+        assert at.text_input(key=key).proto.max_chars == MAX_SENTENCE_CHARACTERS
