@@ -105,13 +105,14 @@ def show_what_if(ctx: Context, step: int) -> None:
         st.caption(t("whatif_forcing", lang))
         return
     alternatives = tr.alternatives[step]
-    options = [piece for piece, _ in alternatives]
+    # Not the piece written already (writing it again would change nothing). Options change with every step and
+    # sentence: a plain selectbox keyed by the step starts on the model's best other choice that says something
+    # (not a bare word-start "▁" or </s>).
+    written = tr.target_pieces[step]
+    options = [piece for piece, _ in alternatives if piece != written]
     probability = dict(alternatives)
     pick, typed = st.columns(2, vertical_alignment="bottom")
-    # Options change with every step and sentence: a plain selectbox keyed by the step starts on the model's best
-    # other choice that says something (not what it wrote already, not a bare word-start "▁" or </s>).
-    written = tr.target_pieces[step]
-    worth = [i for i, p in enumerate(options) if p != written and p.strip("\u2581") and not p.startswith("<")]
+    worth = [i for i, p in enumerate(options) if p.strip("\u2581") and not p.startswith("<")]
     chosen = pick.selectbox(
         t("whatif_pick", lang),
         options,
@@ -130,8 +131,7 @@ def show_what_if(ctx: Context, step: int) -> None:
     error = st.session_state.pop("whatif_error", None)
     if error:
         st.warning(t("whatif_unwritable", lang, piece=markdown_literal(error)))
-    show_trail(ctx.model_output, ctx.original, lang, with_undo=False)
-    if st.session_state.get("trail"):
+    if st.session_state.get("trail"):  # what the choices changed is said once, above the translation
         st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo")
 
 

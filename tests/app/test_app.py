@@ -431,7 +431,9 @@ def test_what_if_writes_another_piece_decodes_on_lives_in_the_link_and_undoes(ch
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.", forced={1: second_id}
     )
     assert translation_markdown(at).strip() == f"### {markdown_literal(expected.target_text)}".strip()
-    assert any("What if" in i.value for i in at.info)
+    assert sum("What if" in i.value for i in at.info) == 1  # said once, above the translation, not again here
+    written = f"{expected.target_pieces[1]} ("  # an option's label: "piece (probability)"
+    assert not any(o.startswith(written) for o in at.selectbox(key="whatif_pick_1").options)  # written already
     # every view is on the new path: the cross-attention map is the forced run's
     np.testing.assert_allclose(
         heat(figures(open_tab(at, "tab_cross"))["heatmap-cross"]), expected.cross_attention[0, 0], atol=1e-6
