@@ -112,7 +112,8 @@ def main() -> None:
         st.error(t("no_checkpoints", lang, root=markdown_literal(str(checkpoint_root()))))
         st.stop()
     session.init_state(checkpoints)
-    widgets.keep(("flow_method",) + views.kept_widgets())
+    # the page-wide choices too: a view that does not read them does not draw them
+    widgets.keep(("layer", "head", "flow_method", "word_level") + views.kept_widgets())
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
     if loaded is not None:  # the query-key view's held-out sample, computed in the background once per server
         warm_qk_sample(str(checkpoint_root() / st.session_state.checkpoint))
@@ -130,8 +131,9 @@ def main() -> None:
     about_expander(checkpoint, loaded, lang)
     language_pair = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     session.apply_link_view(cfg)
+    offered = views.selectors_for(st.session_state.page, st.session_state.get("tab"))
     if not st.session_state.present:
-        view_selectors(cfg, lang)
+        view_selectors(cfg, lang, offered)
     session.write_url()
     session.show_link_notices(lang)
 
@@ -165,7 +167,7 @@ def main() -> None:
 
     translation_notes(tr, model_output, original[0], cfg, bool(trail), checkpoint, lang)
     if st.session_state.present:
-        view_selectors(cfg, lang)
+        view_selectors(cfg, lang, offered)
     page_selector(lang)
 
     ctx = Context(

@@ -126,4 +126,4 @@ def show_ablation(ctx: Context) -> None:
     chart(fig, key="ablation-heatmap")
 
 
-register(View("tab_ablation", "group_heads", show_ablation, ("ablation_kind",)))
+register(View("tab_ablation", "group_heads", show_ablation, ("ablation_kind",), reads=("layer", "head", "word_level")))

@@ -304,6 +304,7 @@ def translation_notes(
         )
 
 
-register(View("tab_encoder", "group_maps", draw_encoder))
-register(View("tab_decoder", "group_maps", lambda ctx: show_attention(ctx, "decoder_self")))
-register(View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross")))
+MAP_READS = ("layer", "head", "flow", "word_level")
+register(View("tab_encoder", "group_maps", draw_encoder, reads=MAP_READS))
+register(View("tab_decoder", "group_maps", lambda ctx: show_attention(ctx, "decoder_self"), reads=MAP_READS))
+register(View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross"), reads=MAP_READS))

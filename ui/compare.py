@@ -252,4 +252,12 @@ def show_tracking(
     st.caption(t("compare_note", lang))
 
 
-register(View("tab_compare", "group_maps", show_compare, ("compare_kind", "compare_query", "compare_x", "compare_y")))
+register(
+    View(
+        "tab_compare",
+        "group_maps",
+        show_compare,
+        ("compare_kind", "compare_query", "compare_x", "compare_y"),
+        reads=("layer", "head", "word_level"),
+    )
+)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from model import align, probe, roles
 from ui import widgets
-from ui.common import KIND_TAB, Context, chart, inspect_head, kind_in_sentence, kind_selector
+from ui.common import KIND_TAB, Context, chart, kind_in_sentence, kind_selector, open_head
 from ui.models import get_alignment, get_model
 from ui.views import View, register
 from ui.words import t
@@ -73,7 +73,10 @@ def show_head_statistics(ctx: Context) -> None:
     left, right, button = st.columns([1, 1, 2])
     layer = widgets.selectbox(left, t("layer", lang), list(range(1, cfg.n_layers(kind) + 1)), key="inspect_layer")
     head = widgets.selectbox(right, t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
-    button.button(t("inspect_button", lang, layer=layer, head=head), on_click=inspect_head, args=(layer, head))
+    # opens the head in its kind's map (this view offers no layer and head of its own to change)
+    button.button(
+        t("inspect_button", lang, layer=layer, head=head), on_click=open_head, args=(layer, head, KIND_TAB[kind])
+    )
 
     st.subheader(t("corpus_title", lang))
     corpus = shipped_csv(checkpoint, "head_stats.csv", lang)
@@ -261,6 +264,10 @@ def evidence(row, lang: str) -> str:
 
 register(
     View(
-        "tab_heads", "group_heads", show_head_statistics, ("stats_kind", "stats_name", "inspect_layer", "inspect_head")
+        "tab_heads",
+        "group_heads",
+        show_head_statistics,
+        ("stats_kind", "stats_name", "inspect_layer", "inspect_head"),
+        reads=(),  # its own layer and head pickers; its button sets the page's
     )
 )

@@ -40,4 +40,4 @@ def show_logit_lens(ctx: Context) -> None:
     st.caption(t("lens_limits", lang))
 
 
-register(View("tab_lens", "group_generation", show_logit_lens))
+register(View("tab_lens", "group_generation", show_logit_lens, reads=()))  # every layer, the whole model

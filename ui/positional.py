@@ -42,4 +42,4 @@ def show_positional(ctx: Context) -> None:
     )
 
 
-register(View("tab_positional", "group_design", show_positional, ("pe_length", "pe_dims")))
+register(View("tab_positional", "group_design", show_positional, ("pe_length", "pe_dims"), reads=()))

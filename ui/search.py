@@ -158,5 +158,11 @@ def show_head_search(ctx: Context) -> None:
 
 
 register(
-    View("tab_search", "group_heads", show_head_search, ("search_kind", "search_query", "search_key", "search_by"))
+    View(
+        "tab_search",
+        "group_heads",
+        show_head_search,
+        ("search_kind", "search_query", "search_key", "search_by"),
+        reads=("word_level",),
+    )
 )

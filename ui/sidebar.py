@@ -102,32 +102,46 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
         st.toggle(t("presentation", lang), key="present", help=t("presentation_help", lang))
 
 
-def view_selectors(cfg, lang: str) -> None:
-    """Layer, head and word level: in the sidebar, or, in presentation mode, in one row above the maps, so a
-    teacher can collapse the sidebar and still switch heads."""
+def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
+    """The layer, head, account and word level the open view reads (offered, of ui.views.SELECTORS; the others'
+    values are kept, not shown): in the sidebar, or, in presentation mode, in one row above the maps, so a teacher
+    can collapse the sidebar and still switch heads."""
+    if not offered:
+        return
     deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
     heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
     present = st.session_state.present
+    widths = {"layer": 1, "head": 1, "flow": 1.3, "word_level": 1}
     if present:
         # one compact row: each choice says what it is ("layer 5", "head 3"), so the labels above can go
-        layer_box, head_box, flow_box, word_box = st.columns([1, 1, 1.3, 1], vertical_alignment="center")
+        boxes = dict(zip(offered, st.columns([widths[s] for s in offered], vertical_alignment="center")))
     else:
         st.sidebar.subheader(t("view", lang))
-        layer_box = head_box = flow_box = word_box = st.sidebar
+        boxes = dict.fromkeys(offered, st.sidebar)
     compact = dict(label_visibility="collapsed") if present else {}
-    widgets.selectbox(
-        layer_box,
-        t("layer", lang),
-        list(range(1, deepest + 1)),
-        key="layer",
-        format_func=(lambda n: t("layer_n", lang, n=n)) if present else str,
-        **compact,
-    )
-    widgets.selectbox(
-        head_box, t("head", lang), heads, key="head", format_func=lambda h: head_name(h, lang), default="1", **compact
-    )
-    flow_selector(flow_box, lang, **compact)
-    word_box.checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
+    if "layer" in boxes:
+        widgets.selectbox(
+            boxes["layer"],
+            t("layer", lang),
+            list(range(1, deepest + 1)),
+            key="layer",
+            format_func=(lambda n: t("layer_n", lang, n=n)) if present else str,
+            **compact,
+        )
+    if "head" in boxes:
+        widgets.selectbox(
+            boxes["head"],
+            t("head", lang),
+            heads,
+            key="head",
+            format_func=lambda h: head_name(h, lang),
+            default="1",
+            **compact,
+        )
+    if "flow" in boxes:
+        flow_selector(boxes["flow"], lang, **compact)
+    if "word_level" in boxes:
+        boxes["word_level"].checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 
 
 def about_model(checkpoint: str, loaded, lang: str) -> str:

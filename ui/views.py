@@ -37,6 +37,11 @@ VIEW_MODULES = (
 LESSON_MODULE = "ui.lessons"
 
 
+# The page-wide choices a view may read, drawn in the sidebar (or above the maps when presenting): the layer and
+# head, the account the attention maps show (model.attribute), pieces or words.
+SELECTORS = ("layer", "head", "flow", "word_level")
+
+
 @dataclass(frozen=True)
 class View:
     """One view of the explorer."""
@@ -45,6 +50,7 @@ class View:
     group: str  # one of GROUPS
     draw: Callable[[Context], None]
     widgets: tuple[str, ...] = ()  # session keys of the widgets it owns, kept while it is closed (widgets.keep)
+    reads: tuple[str, ...] = ("layer", "head")  # which SELECTORS it reads: only those are offered while it is open
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,14 @@ def group_of(view: str) -> str:
 def linkable() -> tuple[str, ...]:
     """Every key a link's view= may name: the explorer's views, then the lessons."""
     return tuple(views()) + tuple(lessons())
+
+
+def selectors_for(page: str, view: str | None) -> tuple[str, ...]:
+    """The SELECTORS to offer: those the open explorer view reads; every one on the lessons page (its lessons
+    show several views)."""
+    if page == "lessons" or view not in views():
+        return SELECTORS
+    return tuple(s for s in SELECTORS if s in views()[view].reads)
 
 
 def kept_widgets() -> tuple[str, ...]:

@@ -324,8 +324,9 @@ def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
     at.selectbox(key="inspect_head").select(3).run()
     next(b for b in at.button if b.label.startswith("Show layer 2, head 3")).click().run()
     assert not at.exception
+    assert at.session_state["tab"] == "tab_encoder"  # the head opens in its kind's map (encoder statistics)
     assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == "3"
-    assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
+    assert "layer 2" in figures(at)["heatmap-encoder_self"]["layout"]["title"]["text"]
 
 
 @pytest.mark.checkpoint
@@ -705,3 +706,20 @@ def test_the_query_key_space_choice_lives_in_the_link(checkpoint_root):
     space = figures(shared)["qk-space"]
     assert any(trace.get("name", "").startswith("queries") for trace in space["data"])
     assert "variance" in space["layout"]["xaxis"]["title"]["text"]
+
+
+def test_a_view_offers_only_the_choices_it_reads_and_the_others_are_kept(checkpoint_root):
+    """Issue 36: the logit lens ignores the layer and head, so they are not offered there; their values stay."""
+    at = open_tab(run_app(s="I like tea."), "tab_cross")
+    at.selectbox(key="layer").select(2).run()
+    at.checkbox(key="word_level").check().run()
+    for view in views():
+        open_tab(at, view)
+        assert not at.exception, view
+        shown = {key for key in ("layer", "head", "flow_method") if any(s.key == key for s in at.selectbox)}
+        shown |= {"word_level"} if any(c.key == "word_level" for c in at.checkbox) else set()
+        expected = {{"flow": "flow_method"}.get(s, s) for s in views()[view].reads}
+        assert shown == expected, view
+        assert at.session_state["layer"] == 2 and at.session_state["word_level"], view
+        assert at.query_params["layer"] in ("2", ["2"]), view
+    assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
