@@ -25,6 +25,7 @@ from ui.attention import translation_notes
 from ui.checkpoints import checkpoint_root
 from ui.common import Context
 from ui.models import (
+    get_alignment,
     get_forced,
     get_hypotheses,
     get_model,
@@ -131,6 +132,7 @@ def main() -> None:
     about_expander(checkpoint, loaded, lang)
     language_pair = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     session.apply_link_view(cfg)
+    session.open_cross_attention_on_the_best_aligner(get_alignment(checkpoint))
     offered = views.selectors_for(st.session_state.page, st.session_state.get("tab"))
     if not st.session_state.present:
         view_selectors(cfg, lang, offered)

@@ -132,6 +132,9 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
     best = min((r for r in rows if r["method"] == "attention"), key=lambda r: r["aer"], default=None)
     if mine is None or best is None:
         return
+    opened_here = (layer, head) == (best["layer"], str(best["head"]))
+    if opened_here and st.session_state.get("opened_on_aligner") and not st.session_state.get("view_chosen"):
+        st.caption(t("opened_on_aligner", lang, layer=layer, head=head_name(head, lang), aer=f"{best['aer']:.2f}"))
     st.caption(
         t(
             "aer_caption",

@@ -45,12 +45,17 @@ class Context:
 
 
 def inspect_head(layer: int, head: int) -> None:
-    st.session_state.update(layer=layer, head=str(head))
+    st.session_state.update(layer=layer, head=str(head), view_chosen=True)
 
 
 def open_head(layer: int, head: int, tab: str) -> None:
     """Show this head in the main map of its attention kind."""
-    st.session_state.update(layer=layer, head=str(head), tab=tab)
+    st.session_state.update(layer=layer, head=str(head), tab=tab, view_chosen=True)
+
+
+def choose_view() -> None:
+    """The layer or head picked by hand: from now on the page never moves them on its own (ui.session)."""
+    st.session_state.view_chosen = True
 
 
 def chart(fig, key: str, stretch: bool = True) -> None:

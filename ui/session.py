@@ -167,6 +167,25 @@ def apply_link_view(cfg) -> None:
         st.session_state.layer = layer
     if head is not None:
         st.session_state.head = head
+    if layer is not None or head is not None:
+        st.session_state.view_chosen = True
+
+
+def open_cross_attention_on_the_best_aligner(alignment: dict | None) -> None:
+    """The first time a session opens the cross-attention view, with the layer and head still the page's
+    defaults (neither a link nor the user chose them), it opens on the checkpoint's best word aligner among the
+    raw attention maps (its alignment.json: for en-zh the mean of layer 3), where a class sees the alignment the
+    seeds describe; the caption says so (ui.attention). Layer 1, head 1 showed the links only in part."""
+    if st.session_state.get("page") != "explore" or st.session_state.get("tab") != "tab_cross":
+        return
+    if st.session_state.get("aligner_opened"):
+        return
+    st.session_state.aligner_opened = True
+    rows = [r for r in (alignment or {}).get("results", []) if r["method"] == "attention"]
+    if st.session_state.get("view_chosen") or not rows:
+        return
+    best = min(rows, key=lambda r: r["aer"])
+    st.session_state.update(layer=int(best["layer"]), head=str(best["head"]), opened_on_aligner=True)
 
 
 def show_link_notices(lang: str) -> None:

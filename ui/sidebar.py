@@ -10,7 +10,7 @@ from model.transformer import count_parameters
 from ui import widgets
 from ui.attention import flow_selector
 from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
-from ui.common import head_name
+from ui.common import choose_view, head_name
 from ui.compare import MINIMAL_PAIRS
 from ui.links import MAX_SENTENCE_CHARACTERS
 from ui.models import get_calibration, get_scores
@@ -126,6 +126,7 @@ def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
             list(range(1, deepest + 1)),
             key="layer",
             format_func=(lambda n: t("layer_n", lang, n=n)) if present else str,
+            on_change=choose_view,
             **compact,
         )
     if "head" in boxes:
@@ -136,6 +137,7 @@ def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
             key="head",
             format_func=lambda h: head_name(h, lang),
             default="1",
+            on_change=choose_view,
             **compact,
         )
     if "flow" in boxes:

@@ -723,3 +723,28 @@ def test_a_view_offers_only_the_choices_it_reads_and_the_others_are_kept(checkpo
         assert at.session_state["layer"] == 2 and at.session_state["word_level"], view
         assert at.query_params["layer"] in ("2", ["2"]), view
     assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
+
+
+@pytest.mark.checkpoint
+def test_cross_attention_opens_on_the_best_aligner_unless_a_link_or_the_user_chose(monkeypatch):
+    """Issue 36: "Tom chases Jerry." opened cross-attention on layer 1, head 1, which shows the seeds' links only
+    in part; the view opens on the checkpoint's best raw aligner (alignment.json), says so, and a link's or the
+    user's layer and head win."""
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    rows = json.loads((ROOT / "checkpoints" / "en-zh" / "alignment.json").read_text())["results"]
+    best = min((r for r in rows if r["method"] == "attention"), key=lambda r: r["aer"])
+    at = run_app(s="Tom chases Jerry.")
+    assert at.session_state["layer"] == 1  # the first view (encoder) is untouched
+    open_tab(at, "tab_cross")
+    assert (at.session_state["layer"], at.session_state["head"]) == (best["layer"], str(best["head"]))
+    assert any("best matches the word alignments" in c.value for c in at.caption)
+    open_tab(at, "tab_encoder")
+    at.selectbox(key="layer").select(2).run()
+    open_tab(at, "tab_cross")
+    assert at.session_state["layer"] == 2  # opened once per session; then the user's choice stands
+    linked = open_tab(run_app(s="Tom chases Jerry.", layer="1", head="2"), "tab_cross")
+    assert (linked.session_state["layer"], linked.session_state["head"]) == (1, "2")
+    chosen = run_app(s="Tom chases Jerry.")
+    chosen.selectbox(key="head").select("4").run()
+    open_tab(chosen, "tab_cross")
+    assert chosen.session_state["head"] == "4" and chosen.session_state["layer"] == 1
