@@ -14,6 +14,7 @@ import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,31 @@ class ComputeSlots:
 
 
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
+
+
+class BackgroundWorker:
+    """One background thread's worth of work, in order, like ThreadPoolExecutor(max_workers=1), but on daemon
+    threads: a server told to stop (SIGTERM) exits at once instead of waiting for a computation nobody will see
+    (the query-key sample took 5-30 s to let a server stop). Work that must finish does not belong here."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._one_at_a_time = threading.Lock()
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+
+        def run():
+            with self._one_at_a_time:
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as e:  # handed to whoever waits on the future
+                    future.set_exception(e)
+
+        threading.Thread(target=run, name=self.name, daemon=True).start()
+        return future
 
 
 def release_free_memory() -> None:

@@ -9,7 +9,6 @@ import json
 import os
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import streamlit as st
 from model import attribute, decode, faithfulness, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
-from ui.cache import ByteBudgetCache, ComputeSlots, array_bytes
+from ui.cache import BackgroundWorker, ByteBudgetCache, ComputeSlots, array_bytes
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
@@ -258,8 +257,8 @@ PREFETCH_MIN_PIECES = 12
 
 
 @st.cache_resource(show_spinner=False)
-def flow_prefetcher() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="flow-prefetch")
+def flow_prefetcher() -> BackgroundWorker:
+    return BackgroundWorker("flow-prefetch")
 
 
 def prefetch_flows(checkpoint: str, tr: decode.Translation) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import streamlit as st
 
 from model import qk_space, roles
 from model.data import read_everyday
+from ui.cache import BackgroundWorker
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model, translation_cache
 from ui.views import View, register
@@ -35,7 +36,7 @@ class QKSamples:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qk-sample")
+        self._pool = BackgroundWorker("qk-sample")
         self._futures: dict[str, Future] = {}
 
     def future(self, checkpoint: str, loaded, slots) -> Future:

@@ -106,3 +106,23 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
             page.close()
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_a_server_told_to_stop_stops_within_two_seconds_while_its_background_sample_is_computing(browser):
+    """Issue 36: after one page had opened, SIGTERM took 5-30 s (the query-key sample's thread was waited for),
+    so `serve` had to kill loaded replicas."""
+    port = free_port()
+    server = start(port, dict(os.environ))  # the shipped checkpoints: their held-out sample takes seconds
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"http://127.0.0.1:{port}/?s=I+like+tea.", wait_until="domcontentloaded")
+        page.locator("[data-testid='stMarkdownContainer'] h3").first.wait_for(timeout=120_000)
+        page.close()
+        stopping = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        assert time.monotonic() - stopping < 2.0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=20)

@@ -211,3 +211,28 @@ def test_value_zeroing_and_norms_are_computed_for_the_view_only_not_for_every_he
         loaded.model.cfg.n_layers("cross"),
         loaded.model.cfg.n_heads,
     )
+
+
+def test_background_work_runs_one_at_a_time_hands_back_errors_and_never_holds_the_process_at_exit():
+    import threading
+    import time
+
+    from ui.cache import BackgroundWorker
+
+    worker, running, most = BackgroundWorker("test"), [], []
+
+    def job(x):
+        running.append(x)
+        most.append(len(running))
+        time.sleep(0.05)
+        running.remove(x)
+        if x == 2:
+            raise ValueError("two")
+        return x * 10
+
+    futures = [worker.submit(job, x) for x in range(4)]
+    assert [f.exception() is None and f.result() for f in futures[:2]] == [0, 10]
+    assert isinstance(futures[2].exception(), ValueError) and futures[3].result() == 30
+    assert max(most) == 1  # never two at once
+    worker.submit(time.sleep, 5)
+    assert all(t.daemon for t in threading.enumerate() if t.name == "test")  # a stopping server does not wait
