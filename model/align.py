@@ -233,7 +233,7 @@ def write_links(path: Path, predicted: list[set[tuple[int, int]]]) -> None:
 
 
 def main(argv=None):
-    from .checkpoint import load_checkpoint
+    from .cli import open_checkpoint
 
     p = argparse.ArgumentParser(description="Score every cross-attention head as a word aligner (AER).")
     p.add_argument("--checkpoint", required=True)
@@ -249,7 +249,7 @@ def main(argv=None):
     )
     args = p.parse_args(argv)
 
-    loaded = load_checkpoint(args.checkpoint)
+    loaded = open_checkpoint(Path(args.checkpoint))
     language = loaded.metadata.get("target_language", "zh")
     gold_path = args.gold or gold_file_for(language)
     gold = read_gold(gold_path)

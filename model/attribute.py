@@ -31,6 +31,7 @@ returned, never stored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -637,25 +638,30 @@ def main(argv=None):
     import argparse
     import json
 
-    from .checkpoint import load_checkpoint
+    from .cli import check_output, fail, open_checkpoint, positive_int
     from .decode import translate
 
     p = argparse.ArgumentParser(
         description="Attribute each output piece of a translation to the source and the target prefix by one method."
     )
-    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--checkpoint", type=Path, required=True)
     p.add_argument("sentence")
     p.add_argument("--method", choices=sorted(METHODS), default="integrated-gradients")
     p.add_argument(
-        "--layer", type=int, default=None, help="per-layer methods: 1-based decoder layer (default: the last)"
+        "--layer", type=positive_int, default=None, help="per-layer methods: 1-based decoder layer (default: the last)"
     )
     p.add_argument(
         "--head", default="mean", help="per-head methods: 1-based head, or 'mean' (the layer's heads together)"
     )
-    p.add_argument("--json", dest="json_out", required=True)
+    p.add_argument("--json", dest="json_out", type=Path, required=True)
     args = p.parse_args(argv)
-
-    loaded = load_checkpoint(args.checkpoint)
+    check_output(args.json_out)
+    loaded = open_checkpoint(args.checkpoint)
+    cfg = loaded.model.cfg
+    if args.layer is not None and args.layer > cfg.n_decoder_layers:
+        fail(f"--layer {args.layer}: the decoder has {cfg.n_decoder_layers} layers")
+    if args.head != "mean" and not (args.head.isdigit() and 1 <= int(args.head) <= cfg.n_heads):
+        fail(f"--head {args.head}: give 'mean' or a head from 1 to {cfg.n_heads}")
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, args.sentence, need_qkv=False)
     forced = forward_record(loaded.model, tr.source_ids, tr.target_ids)
     method, layer = METHODS[args.method], (args.layer or loaded.model.cfg.n_decoder_layers) - 1

@@ -204,12 +204,12 @@ def read_faithfulness(path: Path | str) -> pd.DataFrame:
 
 
 def main(argv=None):
-    from .checkpoint import load_checkpoint
+    from .cli import open_checkpoint, positive_int
     from .data import load_splits
 
     p = argparse.ArgumentParser(description="Mean Spearman correlation of each method's scores with occlusion.")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--n", type=int, default=300, help="held-out (test split) sentences")
+    p.add_argument("--n", type=positive_int, default=300, help="held-out (test split) sentences")
     p.add_argument("--ig-sentences", type=int, default=30, help="of those, how many also get integrated gradients")
     p.add_argument("--out", type=Path, help="default: CHECKPOINT/faithfulness.csv")
     p.add_argument("--sentences-file", type=Path, help="one English sentence per line instead of the test split")
@@ -229,7 +229,7 @@ def main(argv=None):
         return
     torch.set_num_threads(max(1, torch.get_num_threads()))
 
-    loaded = load_checkpoint(args.checkpoint)
+    loaded = open_checkpoint(Path(args.checkpoint))
     if args.sentences_file:
         sentences = [s for s in args.sentences_file.read_text(encoding="utf-8").splitlines() if s.strip()][: args.n]
     else:

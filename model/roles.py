@@ -182,15 +182,15 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
 
 
 def main(argv=None):
-    from .checkpoint import load_checkpoint
+    from .cli import open_checkpoint, positive_int
     from .data import load_splits
 
     p = argparse.ArgumentParser(description="Head importance and measured roles -> head_roles.csv")
     p.add_argument("--checkpoint", type=Path, required=True)
-    p.add_argument("--n", type=int, default=300)
+    p.add_argument("--n", type=positive_int, default=300)
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
-    loaded = load_checkpoint(args.checkpoint)
+    loaded = open_checkpoint(Path(args.checkpoint))
     examples = load_splits(loaded.metadata["corpus"]).test[: args.n]
     alignment_path = args.checkpoint / "alignment.json"
     alignment = json.loads(alignment_path.read_text()) if alignment_path.is_file() else None

@@ -143,3 +143,28 @@ def test_evaluate_scores_the_everyday_set_without_any_corpus(tiny_checkpoint, tm
     )
     scores = json.loads(out.read_text())
     assert scores["greedy"]["sentences"] == 3 and "chrf" in scores["greedy"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--layer", "0"], "must be at least 1"),
+        (["--layer", "9"], "the decoder has 2 layers"),
+        (["--head", "7"], "a head from 1 to 4"),
+        (["--head", "first"], "a head from 1 to 4"),
+    ],
+)
+def test_attribution_cli_refuses_a_layer_or_head_the_model_lacks(tiny_checkpoint, tmp_path, capsys, args, message):
+    from model import attribute
+
+    argv = ["--checkpoint", str(tiny_checkpoint), "Hi.", "--method", "norm", "--json", str(tmp_path / "o.json")]
+    code, line = run(attribute.main, argv + args, capsys)
+    assert code != 0 and message in line
+
+
+def test_attribution_cli_names_a_missing_checkpoint_in_one_line(tmp_path, capsys):
+    from model import attribute
+
+    argv = ["--checkpoint", str(tmp_path / "nope"), "Hi.", "--json", str(tmp_path / "o.json")]
+    code, line = run(attribute.main, argv, capsys)
+    assert code != 0 and "nope" in line and "Traceback" not in line
