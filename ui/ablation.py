@@ -50,6 +50,7 @@ def _edited(kind: str, key: str, n_heads: int) -> None:
     edits = st.session_state[key].get("edited_rows", {})
     st.session_state[STATE] = sorted(apply_edits(kind, set(st.session_state.get(STATE, [])), edits, n_heads))
     st.session_state.ablation_version = st.session_state.get("ablation_version", 0) + 1  # redraw from the state
+    st.session_state.ablation_kind = kind  # the ablated run's map opens on the kind just changed
 
 
 def _set_kind(kind: str, n_layers: int, n_heads: int, on: bool) -> None:
@@ -57,6 +58,7 @@ def _set_kind(kind: str, n_layers: int, n_heads: int, on: bool) -> None:
     whole = [f"{kind}:{layer}:{head}" for layer in range(1, n_layers + 1) for head in range(1, n_heads + 1)]
     st.session_state[STATE] = sorted(others + (whole if on else []))
     st.session_state.ablation_version = st.session_state.get("ablation_version", 0) + 1
+    st.session_state.ablation_kind = kind
 
 
 def head_grids(cfg, lang: str) -> list[str]:
@@ -67,22 +69,22 @@ def head_grids(cfg, lang: str) -> list[str]:
     for kind in KINDS:  # one grid per row: side by side, three grids of nine columns were cut at 1024 px
         n_layers, n_heads = cfg.n_layers(kind), cfg.n_heads
         with st.container():
-            st.markdown(f"**{t(KIND_TAB[kind], lang)}**")
+            # the kind, then its two buttons in a row of their own, then the grid at the page's whole width: beside
+            # the grid the buttons were cut ("No…", in Chinese both "全…") and the grid scrolled past head 4
+            title, on, off = st.columns([2, 1, 1], vertical_alignment="center")
+            title.markdown(f"**{t(KIND_TAB[kind], lang)}**")
             key = f"ablation_grid_{kind}_{version}"
-            config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width="small")}
-            config.update(
-                {f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width="small") for h in range(1, n_heads + 1)}
+            # narrow columns in pixels: a layer label, the whole layer and eight heads fit 1024 px, sidebar open
+            config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width=112)}
+            config.update({f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width=50) for h in range(1, n_heads + 1)})
+            st.data_editor(
+                grid_frame(kind, n_layers, n_heads, chosen),
+                key=key,
+                column_config=config,
+                on_change=_edited,
+                args=(kind, key, n_heads),
+                width="content",
             )
-            grid, on, off = st.columns([6, 1, 1], vertical_alignment="center")
-            with grid:
-                st.data_editor(
-                    grid_frame(kind, n_layers, n_heads, chosen),
-                    key=key,
-                    column_config=config,
-                    on_change=_edited,
-                    args=(kind, key, n_heads),
-                    width="stretch",
-                )
             on.button(
                 t("ablate_all", lang),
                 key=f"ablate-all-{kind}",

@@ -42,6 +42,8 @@ def switch_checkpoint() -> None:
     # A reference translation is in the old checkpoint's target language: keep it and the new model would be
     # teacher-forced on text it cannot read.
     st.session_state.reference = ""
+    # so are switched-off heads: the other checkpoint's heads are other heads
+    st.session_state.ablated_heads = []
 
 
 def sidebar(checkpoints: dict[str, dict]) -> None:

@@ -748,3 +748,15 @@ def test_cross_attention_opens_on_the_best_aligner_unless_a_link_or_the_user_cho
     chosen.selectbox(key="head").select("4").run()
     open_tab(chosen, "tab_cross")
     assert chosen.session_state["head"] == "4" and chosen.session_state["layer"] == 1
+
+
+def test_switched_off_heads_stay_with_their_checkpoint_and_the_map_opens_on_the_kind_changed(checkpoint_root):
+    """Issue 36: ablated heads carried over to the other checkpoint, and after switching off cross-attention
+    heads the ablated run's map opened on encoder self-attention."""
+    at = open_tab(run_app(s="I like tea."), "tab_ablation")
+    next(b for b in at.button if b.key == "ablate-all-cross").click().run()
+    assert not at.exception and at.session_state["ablated_heads"]
+    assert at.session_state["ablation_kind"] == "cross" and "ablation-heatmap" in figures(at)
+    assert "Cross-attention" in figures(at)["ablation-heatmap"]["layout"]["title"]["text"]
+    at.selectbox(key="checkpoint").select("tiny-b").run()
+    assert not at.exception and at.session_state["ablated_heads"] == []

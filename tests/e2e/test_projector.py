@@ -241,3 +241,30 @@ def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server,
         page.screenshot(path=str(ARTIFACTS / f"lessons-{width}x{height}-{lang}.png"))
         assert_no_exception(page)
         page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_head_ablation_shows_every_head_and_whole_buttons_at_1024_with_the_sidebar_open(
+    streamlit_server, browser, lang
+):
+    """Issue 36: heads 5-8 hid behind a scroll inside each grid, and the buttons beside it were cut ("No…"; in
+    Chinese both read "全…")."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}&view=tab_ablation", wait_until="domcontentloaded")
+    page.locator(".dvn-scroller").first.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    grids = page.evaluate(
+        "() => [...document.querySelectorAll('.dvn-scroller')].map(s => [s.scrollWidth, s.clientWidth])"
+    )
+    assert len(grids) == 3 and all(scroll <= client + 1 for scroll, client in grids), grids
+    buttons = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=stMain] button')].filter(b => b.offsetParent && b.innerText)"
+        ".map(b => [b.innerText, b.scrollWidth, b.clientWidth])"
+    )
+    from ui.words import t
+
+    names = {t("ablate_all", lang), t("ablate_none", lang)}
+    shown = [b for b in buttons if b[0] in names]
+    assert len(shown) == 6 and all(scroll <= client for _, scroll, client in shown), shown
+    assert_no_exception(page)
+    page.close()
