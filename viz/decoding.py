@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
+from .titles import TITLE_LINE_PX, wrapped_title
 
 
 def decoding_step_figure(
@@ -124,8 +125,12 @@ def logit_lens_figure(
             ),
         )
     )
+    title, lines = wrapped_title(labels["title"])
+    height = 140 + 40 * n_layers + TITLE_LINE_PX * (lines - 1)
     fig.update_layout(
-        title=dict(text=labels["title"], y=0.98, yanchor="top"),
+        # Plotly places a title of several lines by its first line's baseline ("top" pushed that line out of the
+        # figure): the first baseline one line below the top, the others follow downwards (as viz.heads does)
+        title=dict(text=title, y=1 - TITLE_LINE_PX / height, yanchor="bottom"),
         xaxis=dict(
             title=labels["step"],
             tickmode="array",
@@ -135,8 +140,8 @@ def logit_lens_figure(
             tickangle=-45 if n_steps > 8 else 0,
         ),
         yaxis=dict(title=labels["layer"], autorange="reversed", dtick=1),
-        height=140 + 40 * n_layers,
-        margin=dict(l=10, r=10, t=110, b=10),
+        height=height,
+        margin=dict(l=10, r=10, t=110 + TITLE_LINE_PX * (lines - 1), b=10),
         plot_bgcolor="white",
     )
     return fig

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
+from .titles import TITLE_LINE_PX, display_width, wrapped_title
 
 
 def method_comparison(
@@ -38,12 +39,16 @@ def method_comparison(
             ),
         )
     )
+    text, lines = wrapped_title(plotly_literal([title])[0])
+    # the words on top, turned when many: room above them for the longest, then the title's lines
+    labels_px = 22 if len(words) <= 8 else 10 + 6 * max((display_width(w) for w in words), default=0)
+    top = 40 + labels_px + TITLE_LINE_PX * (lines - 1)
     fig.update_layout(
-        title=dict(text=plotly_literal([title])[0]),
+        title=dict(text=text, y=1 - TITLE_LINE_PX / (top + 34 * len(methods)), yanchor="bottom"),
         xaxis=dict(tickmode="array", tickvals=list(range(len(words))), ticktext=words, side="top"),
         yaxis=dict(tickmode="array", tickvals=list(range(len(methods))), ticktext=methods, autorange="reversed"),
-        height=90 + 34 * len(methods),
-        margin=dict(l=10, r=10, t=90, b=10),
+        height=top + 34 * len(methods),
+        margin=dict(l=10, r=10, t=top, b=10),
     )
     return fig
 
@@ -61,10 +66,12 @@ def faithfulness_bars(labels: list[str], spearman: list[float], title: str, axis
             marker_color=["#c0392b" if spearman[i] < 0 else "#2e86c1" for i in order],
         )
     )
+    text, lines = wrapped_title(plotly_literal([title])[0])
+    extra = TITLE_LINE_PX * (lines - 1)
     fig.update_layout(
-        title=dict(text=plotly_literal([title])[0]),
+        title=dict(text=text),
         xaxis=dict(title=axis_label, range=[-1, 1]),
-        height=80 + 26 * len(labels),
-        margin=dict(l=10, r=30, t=50, b=40),
+        height=80 + 26 * len(labels) + extra,
+        margin=dict(l=10, r=30, t=50 + extra, b=40),
     )
     return fig

@@ -3,41 +3,17 @@
 from __future__ import annotations
 
 import html
-import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .escape import plotly_literal
+from .titles import TITLE_LINE_PX, wrap_title
 
 
 def _half_range(values: np.ndarray, middle: float) -> float:
     spread = np.nanmax(np.abs(values - middle)) if np.isfinite(values).any() else 0.0
     return float(spread) or 1.0
-
-
-# Latin characters that fit on one title line of a grid in the main column at 1024 px with the sidebar open (564 px:
-# 88 ran "... (corpus average)" off the figure), and the height of a title line in pixels.
-TITLE_WIDTH = 72
-TITLE_LINE_PX = 22
-
-
-def display_width(text: str) -> int:
-    """Width in Latin characters: a Chinese (wide or full-width) character counts two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:
-    """A title in lines of at most `width` (display_width), broken at a space where there is one, so a long
-    title wraps instead of running off the figure."""
-    lines, line = [], ""
-    for char in title:
-        line += char
-        if display_width(line) > width:
-            cut = line.rfind(" ")
-            head, line = (line[:cut], line[cut + 1 :]) if cut > 0 else (line[:-1], char)
-            lines.append(head.rstrip())
-    return lines + [line] if line else lines
 
 
 def statistic_grid(

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
+from .titles import TITLE_LINE_PX, wrapped_title
 
 SCALED_COLOR, UNSCALED_COLOR = "#1f77b4", "#d62728"
 
@@ -102,12 +103,13 @@ def variance_figure(stats: dict, labels: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=d, y=d, mode="lines", name=labels["theory"], line=dict(dash="dot", color="grey")))
     # Ticks at the d_k values themselves (powers of two) and at whole decades, not Plotly's "2, 5" in between.
     ticks = [int(x) for x in d]
+    title, lines = wrapped_title(labels["title"])
     fig.update_layout(
-        title=labels["title"],
+        title=title,
         xaxis=dict(title=labels["x"], type="log", tickmode="array", tickvals=ticks, ticktext=ticks),
         yaxis=dict(title=labels["y"], type="log", dtick=1),
-        height=380,
-        margin=dict(l=10, r=10, t=50, b=10),
+        height=380 + TITLE_LINE_PX * (lines - 1),
+        margin=dict(l=10, r=10, t=50 + TITLE_LINE_PX * (lines - 1), b=10),
     )
     return fig
 
@@ -148,13 +150,14 @@ def softmax_pair_figure(
                 hovertemplate=labels["masked"] + "<extra></extra>",
             )
         )
+    title, lines = wrapped_title(labels["title"])
     fig.update_layout(
-        title=labels["title"],
+        title=title,
         barmode="group",
         xaxis=dict(title=labels["x"], tickmode="array", tickvals=x, ticktext=ticks),
         yaxis=dict(title=labels["y"], range=[0, 1]),
-        height=360,
-        margin=dict(l=10, r=10, t=50, b=10),
+        height=360 + TITLE_LINE_PX * (lines - 1),
+        margin=dict(l=10, r=10, t=50 + TITLE_LINE_PX * (lines - 1), b=10),
     )
     return fig
 
@@ -188,5 +191,7 @@ def saturation_figure(stats: dict, labels: dict) -> go.Figure:
             row=1,
             col=col,
         )
-    fig.update_layout(title=labels["title"], height=380, margin=dict(l=10, r=10, t=70, b=10))
+    title, lines = wrapped_title(labels["title"])
+    extra = TITLE_LINE_PX * (lines - 1)
+    fig.update_layout(title=title, height=380 + extra, margin=dict(l=10, r=10, t=70 + extra, b=10))
     return fig

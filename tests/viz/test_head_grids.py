@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ui.words import t
-from viz.heads import TITLE_WIDTH, display_width, statistic_grid, wrap_title
+from viz.heads import statistic_grid
+from viz.titles import TITLE_WIDTH, display_width, wrap_title
 
 
 def test_the_aer_grid_title_wraps_in_both_languages_within_the_column_at_1024():

@@ -223,3 +223,26 @@ def test_the_query_key_plane_shades_where_every_held_out_point_lies_and_labels_t
     assert (
         len([t for t in fig.data if t.type == "scatter" and t.mode == "lines"]) == 4
     )  # a line to each key with a weight ≥ 0.02
+
+
+def test_long_titles_wrap_inside_the_figure_at_1024_with_the_sidebar_open():
+    """Issue 36: the softmax view's last title ran off at "…(d_", the logit lens's at "…probability (col"; a
+    title now breaks into lines that fit the 564-px main column, and the figure grows to hold them."""
+    from viz import decoding, softmax
+    from viz.titles import TITLE_WIDTH, display_width
+
+    long = (
+        "Your sentence through layer 6, head 8: softmax of the same scores without and with dividing by √d_k (d_k = 64)"
+    )
+    labels = dict(title=long, x="key", y="weight", unscaled="without", scaled="with", masked="masked")
+    short = softmax.softmax_pair_figure(np.array([1.0, 2.0]), 64, ["a", "b"], dict(labels, title="Short"))
+    fig = softmax.softmax_pair_figure(np.array([1.0, 2.0]), 64, ["a", "b"], labels)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2 and all(display_width(line) <= TITLE_WIDTH for line in lines)
+    assert " ".join(lines) == long and fig.layout.margin.t > short.layout.margin.t
+    lens_labels = dict(layer="layer", step="step", probability="p", rank="rank", top="top", title=long)
+    rank = np.ones((2, 3))
+    lens = decoding.logit_lens_figure(
+        rank, rank * 0.5, [[["x"]] * 3] * 2, np.full((2, 3, 1), 0.5), ["a", "b", "c"], lens_labels
+    )
+    assert all(display_width(line) <= TITLE_WIDTH for line in lens.layout.title.text.split("<br>"))
