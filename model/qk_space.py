@@ -90,13 +90,20 @@ def sample_qk(loaded, sentences: list[str]) -> QKSample:
     return QKSample(stacked["q"], stacked["k"], len(sentences))
 
 
+class Stopped(Exception):
+    """The computation was asked to stop (its process is ending) before it finished."""
+
+
 def sample_qk_in_batches(
-    loaded, sentences: list[str], lock, batch: int = 25, max_points: int = SAMPLE_POINTS
+    loaded, sentences: list[str], lock, batch: int = 25, max_points: int = SAMPLE_POINTS, should_stop=None
 ) -> QKSample:
     """sample_qk over batches, each inside `lock` (a context manager: the model's compute slots), so a server
-    that serves a class meanwhile waits at most one batch (~0.4 s on one core) for a free slot."""
+    that serves a class meanwhile waits at most one batch (~0.4 s on one core) for a free slot. should_stop: asked
+    before each batch; when it says so, Stopped is raised (a stopping server does not wait for the rest)."""
     parts = []
     for start in range(0, len(sentences), batch):
+        if should_stop is not None and should_stop():
+            raise Stopped(f"stopped after {start} of {len(sentences)} sentences")
         with lock:
             part = sample_qk(loaded, sentences[start : start + batch])
         parts.append(combine([part], max_points=None))  # float16 at once: the whole set is held until combined

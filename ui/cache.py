@@ -8,10 +8,12 @@ per rerun), which is safe because a Translation's arrays are read-only.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import dataclasses
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
@@ -85,10 +87,30 @@ class ComputeSlots:
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c")) if ctypes.util.find_library("c") else None
 
 
+def stopping() -> bool:
+    """Whether the process is ending: the main thread has finished (Python then waits for the other threads). Long
+    background work asks this between steps and gives up, so a server told to stop exits at once."""
+    return not threading.main_thread().is_alive()
+
+
+# Background tasks still running. At exit (after the main thread has finished, so stopping() says yes) Python does
+# not wait for daemon threads, but one stopped inside torch aborts the process ("terminate called without an
+# active exception"): so exit waits, at most this long, for the running tasks to notice and return.
+EXIT_WAIT_SECONDS = 5.0
+_running: set[threading.Event] = set()
+
+
+@atexit.register
+def _let_background_tasks_return() -> None:
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    for done in list(_running):
+        done.wait(max(0.0, deadline - time.monotonic()))
+
+
 class BackgroundWorker:
-    """One background thread's worth of work, in order, like ThreadPoolExecutor(max_workers=1), but on daemon
-    threads: a server told to stop (SIGTERM) exits at once instead of waiting for a computation nobody will see
-    (the query-key sample took 5-30 s to let a server stop). Work that must finish does not belong here."""
+    """Work in order on one daemon thread at a time, like ThreadPoolExecutor(max_workers=1) but not joined at exit:
+    its tasks ask stopping() between steps and return, so a server told to stop exits within a step (the
+    query-key sample took 5-30 s to let a server stop when Python joined its thread)."""
 
     def __init__(self, name: str):
         self.name = name
@@ -101,10 +123,15 @@ class BackgroundWorker:
             with self._one_at_a_time:
                 if not future.set_running_or_notify_cancel():
                     return
+                done = threading.Event()
+                _running.add(done)
                 try:
                     future.set_result(fn(*args))
                 except BaseException as e:  # handed to whoever waits on the future
                     future.set_exception(e)
+                finally:
+                    done.set()
+                    _running.discard(done)
 
         threading.Thread(target=run, name=self.name, daemon=True).start()
         return future

@@ -18,7 +18,7 @@ import streamlit as st
 from model import attribute, decode, faithfulness, inside, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
-from ui.cache import BackgroundWorker, ByteBudgetCache, ComputeSlots, array_bytes
+from ui.cache import BackgroundWorker, ByteBudgetCache, ComputeSlots, array_bytes, stopping
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
@@ -276,7 +276,7 @@ def prefetch_flows(checkpoint: str, tr: decode.Translation) -> None:
 
 
 def _prefetch(cache: ByteBudgetCache, key: tuple, model, tr: decode.Translation, method: str) -> None:
-    if key in cache or not cache.slots.idle:  # still wanted, and the cores still free
+    if key in cache or not cache.slots.idle or stopping():  # still wanted, the cores still free, the server up
         return
     log_event("prefetch", method)
     cache.get(key, lambda: compute_flow(model, tr, method))

@@ -9,7 +9,7 @@ import streamlit as st
 
 from model import qk_space, roles
 from model.data import read_everyday
-from ui.cache import BackgroundWorker
+from ui.cache import BackgroundWorker, stopping
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model, translation_cache
 from ui.views import View, register
@@ -56,7 +56,9 @@ class QKSamples:
     @staticmethod
     def _compute(checkpoint: str, loaded, slots) -> qk_space.QKSample:
         """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""
-        return qk_space.sample_qk_in_batches(loaded, sample_sentences(checkpoint, loaded), slots)
+        return qk_space.sample_qk_in_batches(
+            loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=stopping
+        )
 
 
 @st.cache_resource(show_spinner=False)

@@ -3,6 +3,7 @@ session change what another reads."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -213,26 +214,50 @@ def test_value_zeroing_and_norms_are_computed_for_the_view_only_not_for_every_he
     )
 
 
-def test_background_work_runs_one_at_a_time_hands_back_errors_and_never_holds_the_process_at_exit():
-    import threading
+def test_background_work_gives_up_once_the_main_thread_has_finished():
+    """stopping() is what long background work asks between steps; in a live process it says no."""
+    from ui.cache import stopping
+
+    assert stopping() is False
+
+
+def test_the_held_out_sample_gives_up_between_batches_when_its_process_is_ending(tiny_checkpoint):
+    """A server told to stop must not wait for the whole query-key sample (it took 5-30 s)."""
+    from model import qk_space
+    from model.checkpoint import load_checkpoint
+
+    loaded = load_checkpoint(tiny_checkpoint)
+    asked = []
+
+    def should_stop():
+        asked.append(1)
+        return len(asked) > 1  # the process ends after the first batch
+
+    with pytest.raises(qk_space.Stopped, match="after 2 of 6"):
+        qk_space.sample_qk_in_batches(
+            loaded, ["I like tea."] * 6, contextlib.nullcontext(), batch=2, should_stop=should_stop
+        )
+
+
+def test_a_process_ends_cleanly_and_at_once_while_background_work_runs_inside_torch():
+    """Daemon threads are not waited for, and one stopped inside torch aborted the process at exit; a task that
+    asks stopping() between steps lets the process end within a step, with exit code 0."""
+    import subprocess
+    import sys
     import time
 
-    from ui.cache import BackgroundWorker
+    from ..conftest import ROOT
 
-    worker, running, most = BackgroundWorker("test"), [], []
-
-    def job(x):
-        running.append(x)
-        most.append(len(running))
-        time.sleep(0.05)
-        running.remove(x)
-        if x == 2:
-            raise ValueError("two")
-        return x * 10
-
-    futures = [worker.submit(job, x) for x in range(4)]
-    assert [f.exception() is None and f.result() for f in futures[:2]] == [0, 10]
-    assert isinstance(futures[2].exception(), ValueError) and futures[3].result() == 30
-    assert max(most) == 1  # never two at once
-    worker.submit(time.sleep, 5)
-    assert all(t.daemon for t in threading.enumerate() if t.name == "test")  # a stopping server does not wait
+    code = (
+        "import torch, time\n"
+        "from ui.cache import BackgroundWorker, stopping\n"
+        "def work():\n"
+        "    while not stopping():\n"
+        "        torch.randn(200, 200) @ torch.randn(200, 200)\n"
+        "BackgroundWorker('test').submit(work)\n"
+        "time.sleep(0.5)\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 20  # (most of it importing torch)
