@@ -168,7 +168,7 @@ class AlignmentResults:
     links: dict[tuple[str, int, int | str], list[set[tuple[int, int]]]]
 
     def best(self, method: str) -> dict:
-        return min((r for r in self.rows if r["method"] == method), key=lambda r: r["aer"])
+        return best_row(self.rows, method)
 
     def grid(self, method: str, n_layers: int, n_heads: int) -> np.ndarray:
         return aer_grid(self.rows, method, n_layers, n_heads)
@@ -189,10 +189,14 @@ def aer_of(rows: list[dict], method: str, layer: int, head: int | str) -> float 
     return next((r["aer"] for r in rows if r["method"] == method and r["layer"] == layer and r["head"] == head), None)
 
 
+def best_row(rows: list[dict], method: str) -> dict | None:
+    """alignment.json's lowest-AER row of one method (a head, a layer's mean, or the whole model); None if none."""
+    return min((r for r in rows if r["method"] == method), key=lambda r: r["aer"], default=None)
+
+
 def best_rows(rows: list[dict]) -> list[dict]:
     """The lowest-AER row of each method, in the order the methods first appear."""
-    methods = list(dict.fromkeys(r["method"] for r in rows))
-    return [min((r for r in rows if r["method"] == m), key=lambda r: r["aer"]) for m in methods]
+    return [best_row(rows, m) for m in dict.fromkeys(r["method"] for r in rows)]
 
 
 def score_heads(

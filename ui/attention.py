@@ -129,7 +129,7 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
         return
     rows = table["results"]
     mine = align.aer_of(rows, "attention", layer, head)
-    best = min((r for r in rows if r["method"] == "attention"), key=lambda r: r["aer"], default=None)
+    best = align.best_row(rows, attribute.RAW)
     if mine is None or best is None:
         return
     opened_here = (layer, head) == (best["layer"], str(best["head"]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model import attribute
+from model import align, attribute
 from model.checkpoint import read_metadata
 from ui import links
 from ui import views as registry
@@ -181,10 +181,9 @@ def open_cross_attention_on_the_best_aligner(alignment: dict | None) -> None:
     if st.session_state.get("aligner_opened"):
         return
     st.session_state.aligner_opened = True
-    rows = [r for r in (alignment or {}).get("results", []) if r["method"] == "attention"]
-    if st.session_state.get("view_chosen") or not rows:
+    best = align.best_row((alignment or {}).get("results", []), attribute.RAW)
+    if st.session_state.get("view_chosen") or best is None:
         return
-    best = min(rows, key=lambda r: r["aer"])
     st.session_state.update(layer=int(best["layer"]), head=str(best["head"]), opened_on_aligner=True)
 
 
