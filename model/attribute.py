@@ -173,13 +173,19 @@ class AttributionMethod:
         return maps.layer_maps[kind][layer] if head is None else maps.maps[kind][layer, head]
 
     def steps(
-        self, model: Transformer, p: ForwardRecord, layer: int | None = None, only_step: int | None = None
+        self,
+        model: Transformer,
+        p: ForwardRecord,
+        layer: int | None = None,
+        only_step: int | None = None,
+        head: int | None = None,
     ) -> StepAttribution:
         """Per output step: the cross-attention row over the source and the decoder self-attention row over the
-        target prefix, of one decoder layer (0-based; default the last), heads together."""
+        target prefix, of one decoder layer (0-based; default the last) and head (0-based; None: heads together;
+        methods of another granularity ignore it)."""
         layer = model.cfg.n_decoder_layers - 1 if layer is None else layer
         maps = None if self.per_view else self.compute(model, p)
-        cross, self_ = (self.view(model, p, kind, layer, None, maps) for kind in ("cross", "decoder_self"))
+        cross, self_ = (self.view(model, p, kind, layer, head, maps) for kind in ("cross", "decoder_self"))
         return _only_step(StepAttribution(self.name, cross, _mask_future(self_)), only_step)
 
 
@@ -396,7 +402,7 @@ class Rollout(AttributionMethod):
     def compute(self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS) -> StepAttribution:
         return self.steps(model, p)
 
-    def steps(self, model, p, layer=None, only_step=None) -> StepAttribution:
+    def steps(self, model, p, layer=None, only_step=None, head=None) -> StepAttribution:
         src, dec = self.per_layer(p)
         layer = -1 if layer is None else layer
         return _only_step(StepAttribution(self.name, src[layer], _mask_future(dec[layer])), only_step)
@@ -467,7 +473,7 @@ class GradientTimesInput(WholeModelGradients):
     name = "gradient-x-input"
     seconds = 0.13
 
-    def steps(self, model, p, layer=None, only_step=None) -> StepAttribution:
+    def steps(self, model, p, layer=None, only_step=None, head=None) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
         t = len(p.target_ids)
         # One batch row per step, each its own copy of the inputs, so one backward pass gives every step's own
@@ -504,7 +510,12 @@ class IntegratedGradients(WholeModelGradients):
         )
 
     def steps(
-        self, model: Transformer, p: ForwardRecord, layer: int | None = None, only_step: int | None = None
+        self,
+        model: Transformer,
+        p: ForwardRecord,
+        layer: int | None = None,
+        only_step: int | None = None,
+        head: int | None = None,
     ) -> StepAttribution:
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
         wanted = list(range(len(p.target_ids))) if only_step is None else [only_step]
@@ -664,13 +675,9 @@ def main(argv=None):
         fail(f"--head {args.head}: give 'mean' or a head from 1 to {cfg.n_heads}")
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, args.sentence, need_qkv=False)
     forced = forward_record(loaded.model, tr.source_ids, tr.target_ids)
-    method, layer = METHODS[args.method], (args.layer or loaded.model.cfg.n_decoder_layers) - 1
-    if method.granularity == "head" and args.head != "mean":  # one head's rows
-        head = int(args.head) - 1
-        cross, self_ = (method.view(loaded.model, forced, kind, layer, head) for kind in ("cross", "decoder_self"))
-        result = StepAttribution(method.name, cross, _mask_future(self_))
-    else:
-        result = method.steps(loaded.model, forced, layer)
+    layer = (args.layer or loaded.model.cfg.n_decoder_layers) - 1
+    head = None if args.head == "mean" else int(args.head) - 1
+    result = METHODS[args.method].steps(loaded.model, forced, layer, head=head)
     out = {
         "method": args.method,
         "source_pieces": tr.source_pieces,
