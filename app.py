@@ -24,6 +24,7 @@ from ui import navigation, session, views, widgets
 from ui.attention import translation_notes
 from ui.checkpoints import checkpoint_root
 from ui.common import Context
+from ui.lessons.learned import start_default_run
 from ui.models import (
     get_alignment,
     get_forced,
@@ -118,6 +119,7 @@ def main() -> None:
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
     if loaded is not None:  # the query-key view's held-out sample, computed in the background once per server
         warm_qk_sample(str(checkpoint_root() / st.session_state.checkpoint))
+    start_default_run()  # the lesson "Attention is learned": its default toy run, trained once per server
     sidebar({name: read_metadata(checkpoint_root() / name) for name in checkpoints})
     lang = st.session_state.lang
 

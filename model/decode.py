@@ -59,15 +59,21 @@ def greedy_batch(
 
 @torch.inference_mode()
 def greedy_batch_tokens(
-    model: Transformer, sources: list[list[int]], max_len: int | None = None, head_mask: dict | None = None
+    model: Transformer,
+    sources: list[list[int]],
+    max_len: int | None = None,
+    head_mask: dict | None = None,
+    positional: bool = True,
+    scale: bool = True,
 ) -> list[list[int]]:
     """Every id each sentence's greedy decoder wrote, as one greedy translation's target_ids: ending in </s> when
-    it finished, cut at the length limit when not."""
+    it finished, cut at the length limit when not. positional=False leaves the positional encoding out of the
+    encoder, scale=False the 1/sqrt(d_k) out of every attention: for models trained so (model.toy)."""
     head_mask = head_mask or {}
     src = pad_batch(sources)
-    encoded = model.encode(src, AttentionOptions(head_mask=head_mask.get("encoder_self")))
-    self_opts = AttentionOptions(head_mask=head_mask.get("decoder_self"))
-    cross_opts = AttentionOptions(head_mask=head_mask.get("cross"))
+    encoded = model.encode(src, AttentionOptions(head_mask=head_mask.get("encoder_self"), scale=scale), positional)
+    self_opts = AttentionOptions(head_mask=head_mask.get("decoder_self"), scale=scale)
+    cross_opts = AttentionOptions(head_mask=head_mask.get("cross"), scale=scale)
     # Each sentence gets the length limit it would get alone, so batching never changes a translation.
     limits = torch.tensor([max_len or max_output_length(model, len(s)) for s in sources])
     ys = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)

@@ -137,6 +137,55 @@ class BackgroundWorker:
         return future
 
 
+class BackgroundResults:
+    """Results computed once per key for every session of a server, in the background, one at a time and in the
+    order asked (the query-key samples, the lesson's toy training runs). A computation is handed a `report(done,
+    total)` callback, read by `progress`; a failed one is started again when asked again. At most max_results
+    finished results are kept, the least recently asked first dropped."""
+
+    def __init__(self, name: str, max_results: int = 1 << 16):
+        self._lock = threading.Lock()
+        self._worker = BackgroundWorker(name)
+        self._futures: OrderedDict[Hashable, Future] = OrderedDict()
+        self._progress: dict[Hashable, tuple[int, int]] = {}
+        self.max_results = max_results
+        self.started = 0  # computations started: for tests and the compute log
+
+    def future(self, key: Hashable, compute: Callable[..., Any]) -> Future:
+        """The computation of key, started (compute(report)) unless it is running or done already."""
+        with self._lock:
+            future = self._futures.get(key)
+            if future is None or (future.done() and future.exception() is not None):
+                self.started += 1
+
+                def report(done: int, total: int) -> None:
+                    self._progress[key] = (done, total)
+
+                future = self._futures[key] = self._worker.submit(compute, report)
+            self._futures.move_to_end(key)
+            finished = [k for k, f in self._futures.items() if f.done()]
+            for old in finished[: max(0, len(finished) - self.max_results)]:
+                del self._futures[old]
+                self._progress.pop(old, None)
+            return future
+
+    def peek(self, key: Hashable) -> Future | None:
+        """The computation of key if one was started (running, waiting or done), without starting one."""
+        with self._lock:
+            return self._futures.get(key)
+
+    def progress(self, key: Hashable) -> tuple[int, int] | None:
+        """(done, total) as key's computation last reported, None before its first report."""
+        return self._progress.get(key)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until every computation started so far has finished (or failed)."""
+        with self._lock:
+            futures = list(self._futures.values())
+        for future in futures:
+            future.exception(timeout=timeout)
+
+
 def release_free_memory() -> None:
     """Hand memory freed by finished computations back to the system (glibc keeps freed blocks in its arenas, so
     a server's RSS would stay at its peak after a burst of long sentences). A no-op where there is no glibc."""

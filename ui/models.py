@@ -15,10 +15,10 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from model import attribute, decode, faithfulness, inside, what_if
+from model import attribute, decode, faithfulness, inside, toy, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
-from ui.cache import BackgroundWorker, ByteBudgetCache, ComputeSlots, array_bytes, stopping
+from ui.cache import BackgroundResults, BackgroundWorker, ByteBudgetCache, ComputeSlots, array_bytes, stopping
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
@@ -299,3 +299,29 @@ def get_comparison(checkpoint: str, tr: decode.Translation, layer: int, ig_step:
             get_model(checkpoint).model, tr.source_ids, tr.source_pieces, tr.target_ids, layer, ig_step
         ),
     )
+
+
+# The lesson "Attention is learned" trains toy Transformers (model.toy): each setting once per server, whoever
+# asks first, on one background thread holding one of the model's slots (translations keep the others). The runs
+# are small (tens of KiB of snapshots): the last TOY_RUNS_KEPT are kept.
+TOY_RUNS_KEPT = 64
+
+
+@st.cache_resource(show_spinner=False)
+def toy_runs() -> BackgroundResults:
+    return BackgroundResults("toy-training", max_results=TOY_RUNS_KEPT)
+
+
+def toy_run(settings: toy.ToySettings):
+    """The Future of settings' run, started unless it is running or done (its progress: toy_runs().progress)."""
+    slots = translation_cache().slots
+
+    def compute(report) -> toy.ToyRun:
+        with slots:
+            log_event("toy", repr(settings))
+            result = toy.run(settings, progress=report, stop=stopping)
+        if result is None:
+            raise RuntimeError("the server is stopping")
+        return result
+
+    return toy_runs().future(settings, compute)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future
-
 import streamlit as st
 
 from model import qk_space, roles
 from model.data import read_everyday
-from ui.cache import BackgroundWorker, stopping
+from ui.cache import BackgroundResults, stopping
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model, translation_cache
 from ui.views import View, register
@@ -29,51 +26,34 @@ def sample_sentences(checkpoint: str, loaded) -> list[str]:
     return [e.source for e in read_everyday(language)][:FALLBACK_SENTENCES]
 
 
-class QKSamples:
-    """The held-out sample of each checkpoint, computed once per server in a background thread: started by the
-    first page that loads the checkpoint (warm), so the view opens without waiting for it (6.5 s for en-zh's 300
-    sentences, 12 s for en-de's, on one core beside a training run), in batches that each take a model slot."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._pool = BackgroundWorker("qk-sample")
-        self._futures: dict[str, Future] = {}
-
-    def future(self, checkpoint: str, loaded, slots) -> Future:
-        with self._lock:
-            future = self._futures.get(checkpoint)
-            if future is None or (future.done() and future.exception() is not None):  # a failure is tried again
-                future = self._futures[checkpoint] = self._pool.submit(self._compute, checkpoint, loaded, slots)
-            return future
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Until every sample started so far has been computed (or failed)."""
-        with self._lock:
-            futures = list(self._futures.values())
-        for future in futures:
-            future.exception(timeout=timeout)
-
-    @staticmethod
-    def _compute(checkpoint: str, loaded, slots) -> qk_space.QKSample:
-        """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""
-        return qk_space.sample_qk_in_batches(
-            loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=stopping
-        )
+def compute_sample(checkpoint: str, loaded, slots) -> qk_space.QKSample:
+    """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""
+    return qk_space.sample_qk_in_batches(
+        loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=stopping
+    )
 
 
 @st.cache_resource(show_spinner=False)
-def qk_samples() -> QKSamples:
-    return QKSamples()
+def qk_samples() -> BackgroundResults:
+    """The held-out sample of each checkpoint, computed once per server in the background: started by the first
+    page that loads the checkpoint (warm_qk_sample), so the view opens without waiting for it (6.5 s for en-zh's
+    300 sentences, 12 s for en-de's, on one core beside a training run), in batches that each take a model slot."""
+    return BackgroundResults("qk-sample")
+
+
+def sample_future(checkpoint: str):
+    loaded, slots = get_model(checkpoint), translation_cache().slots
+    return qk_samples().future(checkpoint, lambda report: compute_sample(checkpoint, loaded, slots))
 
 
 def warm_qk_sample(checkpoint: str) -> None:
     """Start computing the checkpoint's sample in the background if no page has yet (cheap once started)."""
-    qk_samples().future(checkpoint, get_model(checkpoint), translation_cache().slots)
+    sample_future(checkpoint)
 
 
 def get_qk_sample(checkpoint: str) -> qk_space.QKSample:
     """Every head's queries and keys over the held-out sample (waits if its computation is still running)."""
-    return qk_samples().future(checkpoint, get_model(checkpoint), translation_cache().slots).result()
+    return sample_future(checkpoint).result()
 
 
 def show_qk_space(ctx: Context) -> None:

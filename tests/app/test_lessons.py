@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import decode
 from model.checkpoint import load_checkpoint
+from ui.models import toy_runs
 from ui.views import lessons
 
 from ..conftest import SHIPPED
@@ -45,6 +46,7 @@ def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["lang"] = lang
     at.run()
+    toy_runs().wait(timeout=120)  # the lesson "Attention is learned" opens on the default run, started above
     seen = set()
     for lesson, entry in lessons().items():
         open_lesson(at, lesson)
@@ -66,6 +68,8 @@ def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
         "norm-axes",
         "ffn-updates",
         "output-distribution",
+        "toy-map",
+        "toy-curves",
     ):
         assert key in seen, key
 
@@ -186,3 +190,24 @@ def test_a_link_to_an_unknown_view_is_ignored_with_a_notice(checkpoint_root):
     assert not at.exception
     assert at.session_state["page"] == "explore" and at.session_state["tab"] == "tab_encoder"
     assert any("view" in w.value and "ignored" in w.value for w in at.warning)
+
+
+def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_run_before(checkpoint_root):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    toy_runs().wait(timeout=120)
+    open_lesson(at, "lesson_learned")
+    assert any("This run learnt the task" in m.value for m in at.markdown)
+    at.toggle(key="toy_positional").set_value(False).run()
+    at.button(key="toy_train").click().run()
+    toy_runs().wait(timeout=120)
+    at.run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "did not learn the task" in text and "no positional encoding" in text
+    curves = figures(at)["toy-curves"]
+    names = [trace.get("name", "") for trace in curves["data"]]
+    assert any(name.startswith("dashed: before (reorder, positions on") for name in names)
+    # the slider's first snapshot: the untrained model, its map's title says so
+    at.select_slider(key="toy_snapshot").set_value(0).run()
+    assert "step 0:" in figures(at)["toy-map"]["layout"]["title"]["text"]

@@ -60,3 +60,55 @@ def test_word_order_lesson_over_several_sentences(streamlit_server, browser):
     assert_no_exception(page)
     assert page.get_by_role("tab", name="位置编码", exact=True).get_attribute("aria-selected") == "true"
     page.close()
+
+
+def learned_map_title(page) -> str:
+    return page.locator(".js-plotly-plot .gtitle", has_text="Cross-attention of the test sentence").text_content()
+
+
+def slide_to(page, key: str) -> None:
+    """Move the snapshot slider with the keyboard (Home: the first snapshot, End: the last, ArrowLeft: one back)."""
+    page.get_by_role("slider").focus()
+    page.keyboard.press(key)
+    wait_until_idle(page)
+
+
+def test_attention_is_learned_lesson_trains_and_its_slider_works_over_several_runs(streamlit_server, browser):
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(streamlit_server + "/?view=lesson_learned", wait_until="domcontentloaded")
+    # The default run was started with the server's first page: the lesson opens on it once it has finished.
+    page.get_by_role("slider").wait_for(timeout=120_000)
+    wait_until_idle(page)
+    assert_no_exception(page)
+    assert "step 400" in learned_map_title(page)
+    assert "This run learnt the task" in page.locator("[data-testid='stMarkdownContainer']").all_inner_texts().__str__()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "lesson-learned.png"))
+
+    # Three runs in a row, each a switch away from the one before: train it, then move the slider over it.
+    for change in ("no positions", "one head", "seed 3"):
+        if change == "no positions":
+            page.get_by_text("Positional encoding in the encoder", exact=True).click()
+        elif change == "one head":
+            page.get_by_role("radiogroup", name="Heads").get_by_text("1", exact=True).click()
+        else:
+            box = page.get_by_role("combobox", name="Seed")
+            box.click()
+            box.fill("3")
+            page.get_by_role("option", name="3").click()
+        wait_until_idle(page)
+        page.get_by_role("button", name=re.compile(r"^Train this model")).click()
+        page.get_by_role("slider").wait_for(timeout=120_000)
+        wait_until_idle(page)
+        assert_no_exception(page)
+        text = " ".join(page.locator("[data-testid='stMarkdownContainer']").all_inner_texts())
+        if change == "no positions":
+            assert "did not learn the task" in text and "no positional encoding" in text
+        assert "step 400" in learned_map_title(page)
+        slide_to(page, "Home")
+        assert "step 0:" in learned_map_title(page)
+        slide_to(page, "ArrowRight")
+        assert "step 20:" in learned_map_title(page)
+        # the run before it, dashed, for comparison
+        assert page.locator(".js-plotly-plot .legendtext", has_text="dashed: before").count() > 0
+    page.close()

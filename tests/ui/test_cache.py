@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -261,3 +262,36 @@ def test_a_process_ends_cleanly_and_at_once_while_background_work_runs_inside_to
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - started < 20  # (most of it importing torch)
+
+
+def test_a_class_pressing_train_on_one_setting_trains_it_once_holding_one_slot_while_translations_go_on():
+    """Thirty students ask for the same toy run at once: one run; while it trains it holds one of the model's
+    slots, and a translation asked meanwhile takes the other without waiting for it."""
+    import torch
+
+    from model import toy
+    from ui import models
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the app's setting (app.TORCH_THREADS): two threads each on a busy machine crawl
+    settings = toy.ToySettings(steps=150, snapshots=3, seed=7)
+    runs, cache = models.toy_runs(), models.translation_cache()
+    started = runs.started
+    futures = []
+    students = [threading.Thread(target=lambda: futures.append(models.toy_run(settings))) for _ in range(30)]
+    for student in students:
+        student.start()
+    for student in students:
+        student.join()
+    assert runs.started == started + 1 and len({id(f) for f in futures}) == 1
+    while runs.progress(settings) is None:  # training has begun (it holds its slot from before its first step)
+        threading.Event().wait(0.01)
+    assert cache.slots.n >= 2 and cache.slots.running == 1
+    waited = []
+    began = time.perf_counter()
+    cache.get(("toy-test", "a translation"), lambda: waited.append(time.perf_counter() - began) or np.zeros(1))
+    assert waited[0] < 0.5
+    assert not futures[0].done()  # the translation did not wait for the training to end
+    futures[0].result(timeout=120)
+    assert runs.started == started + 1
+    torch.set_num_threads(threads)

@@ -1,6 +1,7 @@
 """Lessons: the seed articles' argument in their order (Q/K/V and scores, √d_k, multi-head, masks, positions,
-residual and LayerNorm, FFN, encoder-decoder, output layer), each proved on the user's current sentence with
-this model's own numbers, and each linked to the explorer view that shows the same thing in full."""
+residual and LayerNorm, FFN, encoder-decoder, output layer), then whether attention is an explanation, each
+proved on the user's current sentence with this model's own numbers and linked to the explorer view that shows
+the same thing in full; last, how attention is learnt, on a tiny model the student trains (ui.lessons.learned)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import streamlit as st
 from ui.common import Context
 from ui.lessons.explanation import show_explanation
 from ui.lessons.ffn import show_ffn
+from ui.lessons.learned import WIDGETS as LEARNED_WIDGETS
+from ui.lessons.learned import show_learned
 from ui.lessons.no_attention import show_no_attention
 from ui.lessons.output_layer import show_output_layer
 from ui.lessons.padding import show_padding
@@ -66,3 +69,4 @@ register(Lesson("lesson_ffn", None, own_view=show_ffn))
 register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention))
 register(Lesson("lesson_output", "tab_decoding", own_view=show_output_layer, widgets=("output_step",)))
 register(Lesson("lesson_explanation", "tab_cross", own_view=show_explanation, widgets=("explain_step", "explain_ig")))
+register(Lesson("lesson_learned", None, own_view=show_learned, widgets=LEARNED_WIDGETS))

@@ -1,0 +1,391 @@
+"""Attention is learned: a tiny Transformer (this project's own model.transformer, in a tiny configuration) trained
+in seconds on a made-up translation task whose true word alignment is known by construction.
+
+The seed articles insist that Q, K and V are not labels a sentence carries but three projections the model learns,
+and that what a head attends to comes out of training. The shipped checkpoints have finished learning; this module
+shows the learning: it records the loss, the exact-match accuracy and one sentence's cross-attention at snapshots,
+and scores each snapshot's cross-attention as a word aligner against the alignment the task was generated with.
+
+The tasks (one toy lexicon: nouns, verbs, adjectives; the "target language" writes each English word as one
+capitalised word, so every target word has exactly one source word):
+- copy:    any 3-7 words, written in the same order (the alignment is the diagonal);
+- reverse: the same words in reverse order (the anti-diagonal);
+- reorder: "[adjective] noun verb [adjective] noun" -> subject, its adjective, object, its adjective, verb
+           ("big Tom chases small Jerry" -> "TOM BIG JERRY SMALL CHASE"): the target language is verb-final and puts
+           an adjective after its noun, so cross-attention must learn to jump. Subjects and objects come from one
+           set of nouns, so only word order tells who chases whom: without positional encoding in the encoder the
+           source is a bag of words, and the task cannot be learnt (the decoder keeps its own: `decode` adds it).
+
+Runs are deterministic for a setting: seeded initial weights and batches, no dropout, a fixed number of steps, one
+thread (`run` leaves the thread count to its caller; the command line sets one). Everything is returned as plain
+data (ToyRun), nothing is kept in the model.
+
+    python -m model.toy --task reorder --seed 0 --json run.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .decode import greedy_batch_tokens, pad_batch
+from .tokenizer import EOS_ID, PAD_ID, teacher_forced_input
+from .transformer import AttentionOptions, Transformer, TransformerConfig
+
+NOUNS = ("Tom", "Jerry", "cat", "dog", "fox", "bird")
+VERBS = {"chases": "CHASE", "sees": "SEE", "helps": "HELP", "likes": "LIKE", "finds": "FIND"}
+ADJECTIVES = ("big", "small", "old", "young")
+SPECIALS = ("<pad>", "<unk>", "<s>", "</s>")  # in the order of model.tokenizer's ids
+SOURCE_WORDS = SPECIALS + NOUNS + tuple(VERBS) + ADJECTIVES
+TARGET_WORDS = SPECIALS + tuple(w.upper() for w in NOUNS) + tuple(VERBS.values()) + tuple(a.upper() for a in ADJECTIVES)
+TASKS = ("copy", "reverse", "reorder")
+# The sentence whose cross-attention is recorded at every snapshot; never trained on.
+TEST_SENTENCE = "big Tom chases small Jerry"
+HELD_OUT_SHARE = 0.2  # of the reorder task's 3,750 sentences, never trained on (copy and reverse: fresh samples)
+SPLIT_SEED = 1234  # the held-out sentences are the task's, the same for every run seed: runs compare
+
+
+def gloss(word: str) -> str:
+    """The target language's word for a source word."""
+    return VERBS.get(word, word.upper())
+
+
+@dataclass(frozen=True)
+class ToyExample:
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+    alignment: tuple[int, ...]  # alignment[j] = the source position of target word j
+
+
+def reorder_example(words: tuple[str, ...]) -> ToyExample:
+    """[adj] subject verb [adj] object -> subject [adj] object [adj] verb, with each target word's source position."""
+    verb_at = next(i for i, w in enumerate(words) if w in VERBS)
+    subject, obj = list(range(verb_at)), list(range(verb_at + 1, len(words)))
+    # Within a noun phrase the noun comes first, then its adjective: the phrase's positions reversed.
+    order = subject[::-1] + obj[::-1] + [verb_at]
+    return ToyExample(words, tuple(gloss(words[i]) for i in order), tuple(order))
+
+
+def sequence_example(words: tuple[str, ...], reverse: bool) -> ToyExample:
+    order = list(range(len(words)))[:: -1 if reverse else 1]
+    return ToyExample(words, tuple(gloss(words[i]) for i in order), tuple(order))
+
+
+def make_example(task: str, words: tuple[str, ...]) -> ToyExample:
+    return reorder_example(words) if task == "reorder" else sequence_example(words, task == "reverse")
+
+
+def reorder_sentences() -> list[tuple[str, ...]]:
+    """Every "[adjective] noun verb [adjective] noun" with two different nouns: 3,750 sentences."""
+    phrases = [(noun,) for noun in NOUNS] + [(a, n) for a in ADJECTIVES for n in NOUNS]
+    return [s + (verb,) + o for s, verb, o in itertools.product(phrases, VERBS, phrases) if s[-1] != o[-1]]
+
+
+@dataclass
+class ToyData:
+    train: list[ToyExample]  # reorder: the pool batches are drawn from; copy/reverse: drawn fresh per batch
+    held_out: list[ToyExample]
+    test: ToyExample
+
+
+def task_data(task: str, n_held_out: int = 300) -> ToyData:
+    """The task's training pool and held-out sentences (the same for every run seed) and the test sentence."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+    test_words = tuple(TEST_SENTENCE.split())
+    rng = random.Random(SPLIT_SEED)
+    if task == "reorder":
+        sentences = [s for s in reorder_sentences() if s != test_words]
+        rng.shuffle(sentences)
+        cut = int(len(sentences) * HELD_OUT_SHARE)
+        held, train = sentences[:cut][:n_held_out], sentences[cut:]
+    else:
+        held = [random_words(rng) for _ in range(n_held_out)]
+        train = []
+    return ToyData(
+        [make_example(task, s) for s in train], [make_example(task, s) for s in held], make_example(task, test_words)
+    )
+
+
+def random_words(rng: random.Random) -> tuple[str, ...]:
+    words = SOURCE_WORDS[len(SPECIALS) :]
+    return tuple(rng.choice(words) for _ in range(rng.randint(3, 7)))
+
+
+@dataclass(frozen=True)
+class ToySettings:
+    """One run. Everything that changes what a run computes is here: it is the key runs are cached by."""
+
+    task: str = "reorder"
+    seed: int = 0
+    positional_encoding: bool = True  # in the encoder; the decoder always adds its own
+    scaling: bool = True  # divide the scores by sqrt(d_k)
+    heads: int = 2
+    d_model: int = 32  # split among the heads: d_k = d_model / heads, as in the paper
+    layers: int = 2  # encoder and decoder layers each
+    steps: int = 400
+    batch_size: int = 64
+    learning_rate: float = 3e-3  # the peak, after a short warm-up; then down linearly to zero at the last step
+    warmup: int = 20
+    snapshots: int = 20  # besides step 0
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.heads
+
+    def rate(self, step: int) -> float:
+        """The learning rate of step (0-based)."""
+        if step < self.warmup:
+            return self.learning_rate * (step + 1) / self.warmup
+        return self.learning_rate * (self.steps - step) / max(1, self.steps - self.warmup)
+
+    def config(self) -> TransformerConfig:
+        d_model = self.d_model
+        return TransformerConfig(
+            src_vocab_size=len(SOURCE_WORDS),
+            tgt_vocab_size=len(TARGET_WORDS),
+            d_model=d_model,
+            n_heads=self.heads,
+            d_ff=2 * d_model,
+            n_encoder_layers=self.layers,
+            n_decoder_layers=self.layers,
+            dropout=0.0,  # determinism, and a task this small needs none
+            max_len=16,
+        )
+
+    def snapshot_steps(self) -> list[int]:
+        return sorted({0, *(round(self.steps * (k + 1) / self.snapshots) for k in range(self.snapshots))})
+
+
+@dataclass
+class Snapshot:
+    step: int
+    loss: float  # training cross-entropy, nats per target word (mean of the batches since the last snapshot)
+    exact_match: float  # share of held-out sentences whose greedy translation is exactly right
+    aer: float  # alignment error of the best layer's mean cross-attention over heads, on the held-out sentences
+    layer: int  # that layer, 0-based
+    aer_by_layer: list[float]
+    output: list[str]  # the greedy translation of the test sentence
+    forced: list[str]  # the word each row of the test sentence's map predicts, fed the correct words before it
+    cross: list[list[float]]  # the test sentence, teacher-forced: that layer's mean over heads, (target+1, source+1)
+    cross_heads: list  # every layer and head: (layers, heads, target+1, source+1)
+
+
+@dataclass
+class ToyRun:
+    task: str
+    settings: dict
+    seconds: float
+    source: list[str]  # the test sentence, </s> included: the maps' columns
+    target: list[str]  # its correct translation, </s> included: the maps' rows
+    alignment: list[int]  # the true source position of each target word
+    parameters: int
+    snapshots: list[Snapshot] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def ids(words, vocabulary: tuple[str, ...]) -> list[int]:
+    index = {w: i for i, w in enumerate(vocabulary)}
+    return [index[w] for w in words]
+
+
+def source_ids(example: ToyExample) -> list[int]:
+    return ids(example.source, SOURCE_WORDS) + [EOS_ID]
+
+
+def target_ids(example: ToyExample) -> list[int]:
+    return ids(example.target, TARGET_WORDS) + [EOS_ID]
+
+
+def batch_tensors(examples: list[ToyExample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """-> source ids, decoder inputs (<s> y), decoder outputs (y </s>)."""
+    targets = [target_ids(e) for e in examples]
+    return (
+        pad_batch([source_ids(e) for e in examples]),
+        pad_batch([teacher_forced_input(t) for t in targets]),
+        pad_batch(targets),
+    )
+
+
+def teacher_forced(
+    model: Transformer, examples: list[ToyExample], settings: ToySettings
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The decoder fed the correct translations: (logits (batch, target+1, vocab), the correct next words (batch,
+    target+1), cross-attention (layers, batch, heads, target+1, source+1)); row t is the one that writes target
+    word t."""
+    src, tgt_in, tgt_out = batch_tensors(examples)
+    options = AttentionOptions(scale=settings.scaling)
+    with torch.inference_mode():
+        encoded = model.encode(src, options, positional=settings.positional_encoding)
+        decoded = model.decode(tgt_in, encoded, options, AttentionOptions(need_weights=True, scale=settings.scaling))
+    return decoded.logits, tgt_out, decoded.cross_attention.transpose(0, 1)
+
+
+def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean nats per target word (</s> included, padding not)."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=PAD_ID)
+
+
+def alignment_error(maps: torch.Tensor, examples: list[ToyExample]) -> float:
+    """maps: (batch, target+1, source+1) one layer's mean over heads. Each target word is linked to the source word
+    its row weighs most (</s> left out on both sides); every true link is sure, so with one link a word the error
+    is the share of target words linked to the wrong source word."""
+    wrong = total = 0
+    for m, e in zip(maps, examples):
+        n_src, n_tgt = len(e.source), len(e.target)
+        guess = m[:n_tgt, :n_src].argmax(-1).tolist()
+        wrong += sum(g != a for g, a in zip(guess, e.alignment))
+        total += n_tgt
+    return wrong / total
+
+
+def greedy_outputs(model: Transformer, examples: list[ToyExample], settings: ToySettings) -> list[list[int]]:
+    return greedy_batch_tokens(
+        model,
+        [source_ids(e) for e in examples],
+        max_len=9,
+        positional=settings.positional_encoding,
+        scale=settings.scaling,
+    )
+
+
+# Model construction draws from torch's global generator: one run builds its model at a time, so a run started by
+# another session cannot interleave its draws with this one's.
+_BUILD = threading.Lock()
+
+
+def build_model(settings: ToySettings) -> Transformer:
+    with _BUILD, torch.random.fork_rng():
+        torch.manual_seed(settings.seed)
+        return Transformer(settings.config())
+
+
+def run(
+    settings: ToySettings,
+    progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> ToyRun | None:
+    """Train from scratch with these settings, recording a Snapshot at settings.snapshot_steps(). progress(step,
+    steps) is called after every step; stop() is asked between steps: True gives the run up (returns None)."""
+    data = task_data(settings.task)
+    model = build_model(settings)
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate, betas=(0.9, 0.98))
+    batches = random.Random(settings.seed)
+    options = AttentionOptions(scale=settings.scaling)
+    src_t, _, tgt_t = batch_tensors([data.test])
+    run_record = ToyRun(
+        task=settings.task,
+        settings=asdict(settings),
+        seconds=0.0,
+        source=[*data.test.source, "</s>"],
+        target=[*data.test.target, "</s>"],
+        alignment=list(data.test.alignment),
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+    start, losses = time.perf_counter(), []
+    wanted = settings.snapshot_steps()
+    for step in range(settings.steps + 1):
+        if step in wanted:
+            run_record.snapshots.append(snapshot(model, data, settings, step, losses))
+            losses = []
+        if step == settings.steps:
+            break
+        if stop is not None and stop():
+            return None
+        if settings.task == "reorder":
+            examples = batches.sample(data.train, settings.batch_size)
+        else:
+            examples = [make_example(settings.task, random_words(batches)) for _ in range(settings.batch_size)]
+        src, tgt_in, tgt_out = batch_tensors(examples)
+        model.train()
+        encoded = model.encode(src, options, positional=settings.positional_encoding)
+        logits = model.decode(tgt_in, encoded, options, options).logits
+        loss = cross_entropy(logits, tgt_out)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        for group in optimizer.param_groups:
+            group["lr"] = settings.rate(step)
+        optimizer.step()
+        losses.append(loss.item())
+        if progress is not None:
+            progress(step + 1, settings.steps)
+    run_record.seconds = round(time.perf_counter() - start, 2)
+    return run_record
+
+
+def snapshot(model: Transformer, data: ToyData, settings: ToySettings, step: int, losses: list[float]) -> Snapshot:
+    model.eval()
+    logits, targets, maps = teacher_forced(model, data.held_out, settings)
+    if not losses:  # step 0: the untrained model's loss on the held-out sentences
+        losses = [cross_entropy(logits, targets).item()]
+    written = greedy_outputs(model, data.held_out, settings)
+    exact = sum(w == target_ids(e) for w, e in zip(written, data.held_out)) / len(data.held_out)
+    by_layer = [alignment_error(layer_maps, data.held_out) for layer_maps in maps.mean(2)]
+    best = int(np.argmin(by_layer))
+    test_logits, _, test_maps = teacher_forced(model, [data.test], settings)
+    test_maps = test_maps[:, 0]  # (layers, heads, target+1, source+1)
+    test_output = greedy_outputs(model, [data.test], settings)[0]
+    return Snapshot(
+        step=step,
+        loss=round(float(np.mean(losses)), 4),
+        exact_match=round(exact, 4),
+        aer=round(by_layer[best], 4),
+        layer=best,
+        aer_by_layer=[round(a, 4) for a in by_layer],
+        output=[TARGET_WORDS[i] for i in test_output],
+        forced=[TARGET_WORDS[i] for i in test_logits[0].argmax(-1).tolist()],
+        cross=np.round(test_maps[best].mean(0).numpy(), 4).tolist(),
+        cross_heads=np.round(test_maps.numpy(), 4).tolist(),
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=TASKS, default="reorder")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-positional-encoding", action="store_true", help="leave it out of the encoder")
+    parser.add_argument("--no-scaling", action="store_true", help="do not divide the scores by sqrt(d_k)")
+    parser.add_argument("--heads", type=int, default=ToySettings.heads)
+    parser.add_argument("--d-model", type=int, default=ToySettings.d_model, help="split among the heads")
+    parser.add_argument("--learning-rate", type=float, default=ToySettings.learning_rate)
+    parser.add_argument("--steps", type=int, default=ToySettings.steps)
+    parser.add_argument("--json", help="write the run here (default: a summary on stdout only)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    settings = ToySettings(
+        task=args.task,
+        seed=args.seed,
+        positional_encoding=not args.no_positional_encoding,
+        scaling=not args.no_scaling,
+        heads=args.heads,
+        d_model=args.d_model,
+        learning_rate=args.learning_rate,
+        steps=args.steps,
+    )
+    result = run(settings)
+    for s in result.snapshots:
+        words = " ".join(s.output)
+        print(
+            f"step {s.step:4d}  loss {s.loss:.3f}  exact match {s.exact_match:.1%}  "
+            f"AER {s.aer:.1%} (layer {s.layer + 1})  {words}"
+        )
+    print(f"{result.seconds:.1f} s, {result.parameters:,} parameters")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result.as_json(), f)
+
+
+if __name__ == "__main__":
+    main()

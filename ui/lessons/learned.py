@@ -1,0 +1,248 @@
+"""Attention is learned: the student trains a tiny Transformer (model.toy) on a made-up language whose alignment
+is known, and watches its loss, its accuracy and one sentence's cross-attention at every snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from model import toy
+from ui import widgets
+from ui.common import Context, chart
+from ui.models import toy_run, toy_runs
+from ui.words import t
+from viz.toy import learning_curves, snapshot_map
+
+WIDTHS = (32, 128)  # d_model: the narrow default, and one wide enough (d_k up to 128) for the scaling to matter
+HEADS = (1, 2, 4)
+SEEDS = tuple(range(10))
+WIDGETS = ("toy_task", "toy_heads", "toy_width", "toy_seed", "toy_positional", "toy_scaling", "toy_map")
+# Exact match and alignment error at which a caption says the run learnt the task (the lesson's tests ask these
+# of the reorder task with the default settings).
+LEARNT_EXACT, LEARNT_AER = 0.99, 0.10
+
+
+def start_default_run() -> None:
+    """The default setting's run, started once per server (at its first page), so the lesson usually opens on a
+    finished run."""
+    toy_run(toy.ToySettings())
+
+
+def expected_seconds(settings: toy.ToySettings) -> int:
+    """How long settings' run should take here: the default run's measured time (5 s alone on one core of the
+    machine it was written on, 12 s beside a training run), three times that at d_model 128 (measured 14 s alone)."""
+    default = toy_runs().peek(toy.ToySettings())
+    base = default.result().seconds if default is not None and default.done() and not default.exception() else 5.0
+    return max(1, round(base * (3 if settings.d_model > WIDTHS[0] else 1)))
+
+
+def chosen_settings(lang: str) -> toy.ToySettings:
+    """The run the widgets describe (two rows at 1024 px: the task and the model, then the switches)."""
+    default = toy.ToySettings()
+    task, heads, width, seed = st.columns([3, 2, 2, 1.4])
+    choice = widgets.radio(
+        task,
+        t("toy_task", lang),
+        list(toy.TASKS),
+        key="toy_task",
+        default=default.task,
+        format_func=lambda k: t(f"toy_task_{k}", lang),
+        horizontal=True,
+    )
+    n_heads = widgets.radio(
+        heads, t("toy_heads", lang), list(HEADS), key="toy_heads", default=default.heads, horizontal=True
+    )
+    d_model = widgets.radio(
+        width, t("toy_width", lang), list(WIDTHS), key="toy_width", default=default.d_model, horizontal=True
+    )
+    seed = widgets.selectbox(seed, t("toy_seed", lang), list(SEEDS), key="toy_seed", default=default.seed)
+    left, right = st.columns(2)
+    st.session_state.setdefault("toy_positional", True)
+    st.session_state.setdefault("toy_scaling", True)
+    positional = left.toggle(t("toy_positional", lang), key="toy_positional")
+    scaling = right.toggle(t("toy_scaling", lang, d_k=d_model // n_heads), key="toy_scaling")
+    return replace(
+        default, task=choice, heads=n_heads, d_model=d_model, seed=seed, positional_encoding=positional, scaling=scaling
+    )
+
+
+def describe(settings: toy.ToySettings, lang: str) -> str:
+    """A run's settings in a few words, for a legend."""
+    return t(
+        "toy_describe",
+        lang,
+        task=t(f"toy_task_{settings.task}", lang),
+        positional=t("toy_on" if settings.positional_encoding else "toy_off", lang),
+        scaling=t("toy_on" if settings.scaling else "toy_off", lang),
+        heads=settings.heads,
+        d_model=settings.d_model,
+        seed=settings.seed,
+    )
+
+
+def curves(run: toy.ToyRun, name: str) -> dict:
+    snapshots = run.snapshots
+    return dict(
+        name=name,
+        steps=[s.step for s in snapshots],
+        loss=[s.loss for s in snapshots],
+        exact_match=[s.exact_match for s in snapshots],
+        aer=[s.aer for s in snapshots],
+    )
+
+
+def show_learned(ctx: Context) -> None:
+    lang = ctx.lang
+    start_default_run()
+    settings = chosen_settings(lang)
+    future = toy_runs().peek(settings)
+    if future is None or (future.done() and future.exception() is not None):
+        seconds = expected_seconds(settings)
+        if st.button(t("toy_train", lang, seconds=seconds), type="primary", key="toy_train"):
+            toy_run(settings)
+            st.rerun()
+        if future is not None:
+            st.caption(t("toy_failed", lang))
+        return
+    if not future.done():
+        training_progress(settings, lang)
+        return
+    show_run(future.result(), settings, lang)
+
+
+@st.fragment(run_every=0.5)
+def training_progress(settings: toy.ToySettings, lang: str) -> None:
+    """The run's progress, read twice a second from the background run (started by this student or another);
+    the whole page is drawn again once it has finished."""
+    future = toy_runs().peek(settings)
+    if future is None or future.done():
+        st.rerun(scope="app")
+    progress = toy_runs().progress(settings)
+    if progress is None:
+        st.progress(0.0, text=t("toy_waiting", lang))
+    else:
+        done, total = progress
+        st.progress(done / total, text=t("toy_training", lang, done=done, total=total))
+
+
+def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
+    # The run shown before this one in this session, dashed beside it: the effect of the last switch.
+    shown = st.session_state.get("toy_shown")
+    if shown != settings:
+        st.session_state.toy_previous = shown
+        st.session_state.toy_shown = settings
+        st.session_state.pop("toy_snapshot", None)  # a new run opens on its last snapshot
+    previous = st.session_state.get("toy_previous")
+    previous_run = None
+    if previous is not None:
+        future = toy_runs().peek(previous)
+        previous_run = future.result() if future is not None and future.done() and not future.exception() else None
+
+    last = run.snapshots[-1]
+    held_out = len(toy.task_data(run.task).held_out)
+    st.markdown(
+        t(
+            "toy_summary",
+            lang,
+            steps=last.step,
+            seconds=run.seconds,
+            parameters=run.parameters,
+            exact=last.exact_match,
+            n=held_out,
+            aer=last.aer,
+            layer=last.layer + 1,
+            heads=settings.heads,
+        )
+    )
+    st.markdown(verdict(run, settings, lang))
+
+    steps = [s.step for s in run.snapshots]
+    st.session_state.setdefault("toy_snapshot", steps[-1])
+    step = st.select_slider(t("toy_snapshot", lang), options=steps, key="toy_snapshot")
+    snap = run.snapshots[steps.index(step)]
+    labels = dict(
+        step=t("toy_step", lang),
+        loss=t("toy_loss", lang),
+        share=t("toy_share", lang),
+        exact=t("toy_exact", lang),
+        aer=t("toy_aer", lang),
+        loss_title=t("toy_loss_title", lang),
+        share_title=t("toy_share_title", lang, n=held_out),
+    )
+    # The map: the layer that aligns best at the end of the run (the same layer on every snapshot, so the slider
+    # shows one map change), its mean over heads or one head.
+    n_layers, n_heads = len(last.cross_heads), len(last.cross_heads[0])
+    options = [(layer, "mean") for layer in range(n_layers)] + [
+        (layer, head) for layer in range(n_layers) for head in range(n_heads)
+    ]
+    options.sort(key=lambda o: (o[0] != last.layer, o[0], o[1] != "mean", o[1] if o[1] != "mean" else -1))
+
+    def label(option) -> str:
+        layer, head = option
+        if head == "mean":
+            return t("toy_map_mean", lang, layer=layer + 1)
+        return t("toy_map_head", lang, layer=layer + 1, head=head + 1)
+
+    layer, head = widgets.selectbox(st, t("toy_map_choice", lang), options, key="toy_map", format_func=label)
+    maps = np.asarray(snap.cross_heads[layer])
+    weights = maps.mean(0) if head == "mean" else maps[head]
+    title = t("toy_map_title", lang, step=snap.step, what=label((layer, head)))
+    fig = snapshot_map(
+        weights,
+        run.target,
+        run.source,
+        run.alignment,
+        dict(
+            query_axis=t("toy_rows", lang),
+            key_axis=t("toy_columns", lang),
+            weight=t("weight", lang),
+            truth=t("toy_truth", lang),
+            predicts=t("toy_writes", lang),
+        ),
+        title,
+        predicted=snap.forced,
+    )
+    chart(fig, key="toy-map")
+    aligned = sum(int(np.argmax(weights[j, : len(run.source) - 1]) == a) for j, a in enumerate(run.alignment))
+    st.caption(
+        t(
+            "toy_map_caption",
+            lang,
+            step=snap.step,
+            output=" ".join(snap.output) or "—",
+            right=t("toy_right" if snap.output == run.target else "toy_wrong", lang),
+            aligned=aligned,
+            words=len(run.alignment),
+            exact=snap.exact_match,
+            aer=snap.aer,
+            best=snap.layer + 1,
+        )
+    )
+
+    shown_runs = [curves(run, describe(settings, lang))]
+    if previous_run is not None:
+        shown_runs.append(curves(previous_run, t("toy_previous", lang, settings=describe(previous, lang))))
+    elif len(shown_runs) == 1:
+        st.caption(t("toy_compare_hint", lang))
+    chart(learning_curves(shown_runs, labels, marked_step=step), key="toy-curves")
+
+
+def verdict(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> str:
+    """What the run shows, in a sentence: only what its numbers say."""
+    last = run.snapshots[-1]
+    learnt = last.exact_match >= LEARNT_EXACT and last.aer <= LEARNT_AER
+    # The first snapshot from which exact match stays at the threshold: when the task was learnt.
+    when = next(
+        (s.step for k, s in enumerate(run.snapshots) if all(x.exact_match >= LEARNT_EXACT for x in run.snapshots[k:])),
+        None,
+    )
+    text = (
+        t("toy_verdict_learnt", lang, step=when, exact=last.exact_match, aer=last.aer)
+        if learnt
+        else t("toy_verdict_not", lang, steps=last.step, exact=last.exact_match, aer=last.aer)
+    )
+    if not settings.positional_encoding:
+        text += " " + t("toy_no_positions_note", lang)
+    return text

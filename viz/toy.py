@@ -1,0 +1,135 @@
+"""Figures of a toy Transformer's training (model.toy): its learning curves, and one snapshot's cross-attention
+with the alignment the task was generated with outlined."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.attention import attention_heatmap
+
+CURRENT, PREVIOUS = "solid", "dash"
+COLORS = {"loss": "#1f77b4", "exact": "#2ca02c", "aer": "#d62728"}
+TRUE_CELL = "#ff7f0e"
+
+
+def learning_curves(runs: list[dict], labels: dict, marked_step: int | None = None) -> go.Figure:
+    """runs: one or two {"name": legend text, "steps", "loss", "exact_match", "aer": lists}, the first drawn solid
+    (the run shown), a second dashed (the one to compare with). Left: the training loss; right: exact match and
+    alignment error, as shares of the held-out sentences and target words. marked_step: a vertical line there
+    (the snapshot the map shows). labels: step, loss, share, exact, aer, loss_title, share_title."""
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=(labels["loss_title"], labels["share_title"]), horizontal_spacing=0.12
+    )
+    for run, dash in zip(runs, (CURRENT, PREVIOUS)):
+        current = dash == CURRENT
+        # The legend names the three measures once (the run shown, solid); the run compared with gets one entry.
+        common = dict(
+            mode="lines+markers",
+            marker=dict(size=4),
+            line=dict(dash=dash, width=2.5 if current else 1.8),
+            showlegend=current,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=run["steps"],
+                y=run["loss"],
+                name=labels["loss"],
+                line_color=COLORS["loss"],
+                hovertemplate=f"{labels['step']} %{{x}}<br>{labels['loss']} %{{y:.3f}}<extra>{run['name']}</extra>",
+                **common,
+            ),
+            row=1,
+            col=1,
+        )
+        for key, values in (("exact", run["exact_match"]), ("aer", run["aer"])):
+            fig.add_trace(
+                go.Scatter(
+                    x=run["steps"],
+                    y=[100 * v for v in values],
+                    name=labels[key],
+                    line_color=COLORS[key],
+                    hovertemplate=f"{labels['step']} %{{x}}<br>{labels[key]} %{{y:.1f}} %<extra>{run['name']}</extra>",
+                    **common,
+                ),
+                row=1,
+                col=2,
+            )
+        if not current:
+            fig.add_trace(
+                go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash=dash, color="#555"), name=run["name"]),
+                row=1,
+                col=1,
+            )
+    if marked_step is not None:
+        for col in (1, 2):
+            fig.add_vline(x=marked_step, line=dict(color="#888", width=1, dash="dot"), row=1, col=col)
+    fig.update_xaxes(title_text=labels["step"])
+    fig.update_yaxes(title_text=labels["loss"], rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text=labels["share"], range=[-2, 102], row=1, col=2)
+    fig.update_layout(
+        height=360,
+        margin=dict(l=10, r=10, t=40, b=10),
+        legend=dict(orientation="h", yanchor="top", y=-0.25, x=0),
+        plot_bgcolor="white",
+    )
+    fig.update_xaxes(gridcolor="#eee", zeroline=False)
+    fig.update_yaxes(gridcolor="#eee", zeroline=False)
+    return fig
+
+
+def snapshot_map(
+    weights: np.ndarray,
+    target: list[str],
+    source: list[str],
+    alignment: list[int],
+    labels: dict,
+    title: str,
+    predicted: list[str] | None = None,
+) -> go.Figure:
+    """(target+1, source+1) cross-attention of the test sentence, rows the correct translation's words (the row
+    that writes each one), columns the source words; the true link of every target word outlined. labels:
+    query_axis, key_axis, weight, truth, predicts."""
+    fig = attention_heatmap(
+        np.asarray(weights),
+        target,
+        source,
+        labels["query_axis"],
+        labels["key_axis"],
+        title=title,
+        weight_label=labels["weight"],
+        predicted_tokens=predicted,
+        predicted_label=labels["predicts"],
+        show_values=True,
+        font_scale=1.15,
+    )
+    for row, column in enumerate(alignment):
+        fig.add_shape(
+            type="rect",
+            x0=column - 0.5,
+            x1=column + 0.5,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            line=dict(color=TRUE_CELL, width=4),
+        )
+    # The outline's legend entry (shapes have none).
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            marker=dict(symbol="square-open", size=14, color=TRUE_CELL, line=dict(width=3)),
+            name=labels["truth"],
+            showlegend=True,
+        )
+    )
+    # Below the map, under the query axis title (which a Chinese title puts there, upright).
+    bottom = fig.layout.margin.b + 34
+    fig.update_layout(
+        legend=dict(orientation="h", yanchor="bottom", y=0, yref="container", x=0),
+        showlegend=True,
+        height=fig.layout.height + 34,
+        margin=dict(b=bottom),
+    )
+    return fig
