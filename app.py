@@ -139,10 +139,11 @@ def main() -> None:
     if not st.session_state.present:
         view_selectors(cfg, lang, offered)
     session.write_url()
-    session.show_link_notices(lang)
+    notices = st.container()  # the link's notices, once its sentence has been checked against them
 
     sentence = st.session_state.sentence.strip()
     if not sentence:
+        session.show_link_notices(lang, notices)
         st.warning(t("empty_input", lang))
         st.stop()
     beam = int(st.session_state.beam)
@@ -153,6 +154,10 @@ def main() -> None:
     with st.spinner(t("translating_queued", lang, n=ahead) if ahead else t("translating", lang)):
         original = get_hypotheses(checkpoint, sentence, beam)
         hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
+        kept = session.fit_link_trail(trail, hypotheses[0])
+        if kept != trail:  # a link's what-if step this translation never reached: without it
+            trail = kept
+            hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
     choice = 0
     if len(hypotheses) > 1:
         # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also
@@ -169,6 +174,9 @@ def main() -> None:
     reference = st.session_state.reference.strip()
     tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
 
+    if "link_notices" in st.session_state:  # the first page of a link
+        session.check_link_positions(tr, st.session_state.word_level, language_pair)
+        session.show_link_notices(lang, notices)
     translation_notes(tr, model_output, original[0], cfg, bool(trail), checkpoint, lang)
     if st.session_state.present:
         view_selectors(cfg, lang, offered)

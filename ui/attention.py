@@ -281,30 +281,40 @@ def translation_notes(
     checkpoint: str,
     lang: str,
 ) -> None:
-    """The translation shown, with what was cut or unknown in its input and whether the model is unsure of it."""
+    """The translation shown, with what was cut or unknown in its input and whether the model is unsure of it.
+    In presentation mode each note is one short line, and the map below gets shorter by each note's height
+    (notes_above), so it still ends on the first screen."""
+    present = bool(st.session_state.get("present"))
+    notes = []
     if tr.truncated:
-        st.warning(t("truncated", lang, limit=cfg.max_len, kept=len(tr.source_pieces) - 1))
+        notes.append(("warning", t("truncated", lang, limit=cfg.max_len, kept=len(tr.source_pieces) - 1)))
     if tr.unknown_source_pieces:
-        st.warning(t("unknown", lang, chars=named_characters(tr.unknown_source_pieces, lang)))
+        notes.append(("warning", t("unknown", lang, chars=named_characters(tr.unknown_source_pieces, lang))))
     if tr.reference_truncated:
-        st.warning(t("reference_truncated", lang, limit=cfg.max_len, kept=len(tr.target_pieces)))
+        notes.append(("warning", t("reference_truncated", lang, limit=cfg.max_len, kept=len(tr.target_pieces))))
     if tr.unknown_reference:
-        st.warning(t("reference_unknown", lang, chars=named_characters(tr.unknown_reference, lang)))
+        notes.append(("warning", t("reference_unknown", lang, chars=named_characters(tr.unknown_reference, lang))))
     if not tr.finished:
-        st.info(t("unfinished", lang))
+        notes.append(("info", t("unfinished", lang)))
+    for kind, text in notes:
+        getattr(st, kind)(text)
+    drawn = len(notes)
     show_translation(tr, model_output, lang, checkpoint)
-    show_trail(tr, original, lang)
+    drawn += show_trail(tr, original, lang)
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
         # the threshold was set on the model's own translations: a forced path is said to be unlikely, not wrong
+        key = "unsure_forced" if what_if else "unsure"
         st.warning(
             t(
-                "unsure_forced" if what_if else "unsure",
+                f"{key}_short" if present else key,
                 lang,
                 score=mean_log_prob(tr.token_probs),
                 threshold=calibration.threshold,
             )
         )
+        drawn += 1
+    st.session_state.notes_above = drawn if present else 0
 
 
 MAP_READS = ("layer", "head", "flow", "word_level")

@@ -23,6 +23,16 @@ PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png",
 # height at most, so the whole map of a ten-word sentence is on the first screen of a 1024×768 projector.
 PRESENTATION_SCALE = 1.5
 PRESENTATION_MAP_HEIGHT = 460
+# A one-line note above the map (the unsure note, in presentation mode one line): the map is this much shorter
+# for each, so it still ends on the first screen (measured: 374 px top with the note, 808-820 px bottom before).
+NOTE_HEIGHT = 58
+
+
+def presentation_map_height() -> int | None:
+    """The main map's height at most: in presentation mode what is left of the first screen, else no limit."""
+    if not st.session_state.get("present"):
+        return None
+    return PRESENTATION_MAP_HEIGHT - NOTE_HEIGHT * st.session_state.get("notes_above", 0)
 
 
 @dataclass(frozen=True)
@@ -189,23 +199,24 @@ def attention_heatmap(
     """The big heatmap for one kind, layer and head (piece or word level) -> (figure, weights, queries, keys).
     title: instead of the kind, layer and head. values: another account of the same view (queries, keys) to
     draw instead of the attention weights (a model.attribute method's view); signed: its scores have either sign."""
-    present = bool(st.session_state.get("present"))
+    height = presentation_map_height()
     if values is None:  # the raw weights: one figure for every session on this translation and view
         return models.shared_figure(
             tr,
-            ("heatmap", kind, layer, head, lang, word_level, languages, title, present),
+            ("heatmap", kind, layer, head, lang, word_level, languages, title, height),
             lambda: _attention_heatmap(
-                tr, kind, layer, head, lang, word_level, languages, title, None, signed, value_label, present
+                tr, kind, layer, head, lang, word_level, languages, title, None, signed, value_label, height
             ),
         )
     return _attention_heatmap(
-        tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, present
+        tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, height
     )
 
 
 def _attention_heatmap(
-    tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, present: bool
+    tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, height: int | None
 ):
+    """height: the presentation map's height at most (presentation mode), None for the normal page."""
     queries, keys = tr.axis_pieces(kind)
     weights = selected_weights(tr.attention(kind), layer, head) if values is None else values
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
@@ -221,8 +232,8 @@ def _attention_heatmap(
         keys,
         query_axis,
         key_axis,
-        font_scale=PRESENTATION_SCALE if present else 1.0,
-        max_height=PRESENTATION_MAP_HEIGHT if present else None,
+        font_scale=PRESENTATION_SCALE if height else 1.0,
+        max_height=height,
         title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
         masked=masked,
         masked_label=t("masked_cell", lang),

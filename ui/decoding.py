@@ -32,12 +32,13 @@ def undo_choice() -> None:
     st.session_state.trail = st.session_state.get("trail", [])[:-1]
 
 
-def show_trail(tr: decode.Translation, original: decode.Translation | None, lang: str, with_undo: bool = True) -> None:
+def show_trail(tr: decode.Translation, original: decode.Translation | None, lang: str, with_undo: bool = True) -> bool:
     """What the what-if choices changed: each forced step, the model's own translation beside the new one, and
-    the log-probabilities of both. tr: the model's output on the trail; original: without it."""
+    the log-probabilities of both. tr: the model's output on the trail; original: without it. -> whether it drew
+    anything."""
     trail = st.session_state.get("trail", [])
     if not trail or original is None or tr.teacher_forced:
-        return
+        return False
     steps = t("clause_separator", lang).join(
         t(
             "whatif_step",
@@ -61,6 +62,7 @@ def show_trail(tr: decode.Translation, original: decode.Translation | None, lang
     )
     if with_undo:
         st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo-top")
+    return True
 
 
 def show_decoding_steps(ctx: Context) -> None:

@@ -22,8 +22,8 @@ class Notice:
 
     parameter: str
     value: str  # as given, shortened for display
-    action: str  # "ignored" or "clamped"
-    used: str = ""  # the value used instead, for "clamped"
+    action: str  # "ignored", "clamped", "repeated", "duplicate" (one what-if step twice) or "out_of_sentence"
+    used: str = ""  # the value used instead
 
 
 @dataclass
@@ -197,6 +197,10 @@ def parse_link(
         pairs = [item.split(":") for item in params["force"].split(",")]
         if pairs and all(len(p) == 2 and all(_NUMBER.fullmatch(x) for x in p) for p in pairs):
             state.trail = tuple(sorted({int(a): int(b) for a, b in pairs}.items()))
+            for step in sorted({int(a) for a, _ in pairs if sum(int(x) == int(a) for x, _ in pairs) > 1}):
+                kept = dict(state.trail)[step]
+                given = ",".join(f"{a}:{b}" for a, b in pairs if int(a) == step)
+                state.notices.append(Notice("force", shorten(given), "duplicate", f"{step}:{kept}"))
         else:
             ignore("force")
     for name, attribute in (("present", "present"), ("words", "word_level")):

@@ -10,7 +10,7 @@ from model.checkpoint import read_metadata
 from ui import links
 from ui import views as registry
 from ui.checkpoints import PREFERRED_CHECKPOINT, checkpoint_label, checkpoint_root, examples_for
-from ui.common import head_name
+from ui.common import every_head, head_name
 from ui.sidebar import MAX_BEAM, PAGES
 from ui.words import LANGUAGES, t
 from viz.escape import markdown_literal
@@ -132,11 +132,13 @@ def init_state(checkpoints: list[str]) -> None:
     elif link.view in registry.lessons():
         st.session_state.update(page="lessons", lesson=link.view)
     if link.qk:
-        st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1])
+        st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1], qk_from_link=True)
     if link.flow:
         st.session_state.flow_method = link.flow
     if link.trail:
-        st.session_state.update(trail=[list(step) for step in link.trail], trail_for="from a link")
+        st.session_state.update(
+            trail=[list(step) for step in link.trail], trail_for="from a link", trail_from_link=True
+        )
     if link.compared:
         st.session_state.update(
             zip(("compare_query", "compare_x", "compare_y"), link.compared), compare_signature="from a link"
@@ -187,8 +189,46 @@ def open_cross_attention_on_the_best_aligner(alignment: dict | None) -> None:
     st.session_state.update(layer=int(best["layer"]), head=str(best["head"]), opened_on_aligner=True)
 
 
-def show_link_notices(lang: str) -> None:
-    notices = st.session_state.pop("link_notices", None)  # said once, on the page the link opened
+def check_link_positions(tr, word_level: bool, languages: tuple[str, str]) -> None:
+    """Once, on the page a link opened, with its sentence translated: positions of the link that this sentence
+    does not have (pair=cross.99.99, qk=cross.9999) are dropped with a notice now, not when their view opens."""
+    notices = st.session_state.setdefault("link_notices", [])
+    if st.session_state.get("search_signature") == "from a link":
+        kind = st.session_state.search_kind
+        _, queries, keys, _ = every_head(tr, kind, word_level, languages)
+        query, key = st.session_state.get("search_query"), st.session_state.get("search_key")
+        if not (0 <= query < len(queries) and 0 <= key < len(keys)):
+            notices.append(links.Notice("pair", f"{kind}.{query}.{key}", "out_of_sentence"))
+            st.session_state.search_signature = None  # the view starts on the sentence's own words
+            for name in ("search_query", "search_key"):
+                st.session_state.pop(name)
+    if st.session_state.pop("qk_from_link", False):
+        kind, query = st.session_state.qk_kind, st.session_state.qk_query
+        if not 0 <= query < len(tr.axis_pieces(kind)[0]):
+            notices.append(links.Notice("qk", f"{kind}.{query}", "out_of_sentence"))
+            st.session_state.pop("qk_query")
+
+
+def fit_link_trail(trail: tuple[tuple[int, int], ...], translation) -> tuple[tuple[int, int], ...]:
+    """Once, for a link's what-if steps: those the what-if translation did not take (a step past its end, or one
+    an earlier choice moved) are left out, each with a notice. -> the steps kept."""
+    if not st.session_state.pop("trail_from_link", False):
+        return trail
+    ids = translation.target_ids
+    kept = tuple((step, piece) for step, piece in trail if step < len(ids) and ids[step] == piece)
+    notices = st.session_state.setdefault("link_notices", [])
+    for step, piece in trail:
+        if (step, piece) not in kept:
+            notices.append(links.Notice("force", f"{step}:{piece}", "step_not_reached"))
+    if kept != trail:
+        st.session_state.trail = [list(step) for step in kept]
+    return kept
+
+
+def show_link_notices(lang: str, box=None) -> None:
+    """The link's notices, said once (on the page the link opened), in box (a container placed where they
+    belong, filled once the sentence has been checked) or here."""
+    notices = st.session_state.pop("link_notices", None)
     if not notices:
         return
     lines = [
@@ -201,7 +241,7 @@ def show_link_notices(lang: str) -> None:
         )
         for n in notices
     ]
-    st.warning("\n".join(f"- {line}" for line in lines))
+    (box or st).warning("\n".join(f"- {line}" for line in lines))
 
 
 def current_trail(checkpoint: str, sentence: str, beam: int, vocab_size: int) -> tuple[tuple[int, int], ...]:
@@ -212,8 +252,15 @@ def current_trail(checkpoint: str, sentence: str, beam: int, vocab_size: int) ->
         st.session_state.trail_for = signature
     if st.session_state.get("trail_for") != signature:
         st.session_state.update(trail=[], trail_for=signature)
-    trail = [step for step in st.session_state.get("trail", []) if 0 <= step[1] < vocab_size]
-    return tuple(tuple(step) for step in trail)
+    trail = st.session_state.get("trail", [])
+    kept = [step for step in trail if 0 <= step[1] < vocab_size]
+    if st.session_state.get("trail_from_link") and kept != trail:
+        for step, piece in trail:
+            if [step, piece] not in kept:
+                notice = links.Notice("force", f"{step}:{piece}", "no_such_piece")
+                st.session_state.setdefault("link_notices", []).append(notice)
+        st.session_state.trail = kept
+    return tuple(tuple(step) for step in kept)
 
 
 def write_url() -> None:

@@ -277,3 +277,35 @@ def test_a_busy_server_computes_nothing_ahead(checkpoint_root, monkeypatch):
         assert not at.exception
         models.flow_prefetcher().submit(lambda: None).result(timeout=120)
     assert gradient_flows() == before
+
+
+def test_every_link_value_the_sentence_cannot_have_gets_a_notice_on_the_page_the_link_opens(
+    checkpoint_root, tiny_checkpoint
+):
+    loaded = load_checkpoint(tiny_checkpoint)
+    tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
+    step1 = tr.target_ids[1]
+    other = next(i for i in range(4, 50) if i != step1)
+    cases = {
+        # a pair of positions past the sentence, with no view open that reads it
+        (("pair", "cross.99.99"),): ("`pair` positions do not exist", "pair"),
+        (("view", "tab_qk"), ("qk", "cross.9999")): ("`qk` positions do not exist", "qk"),
+        # one step given three times: the last is used, said so
+        (("force", f"1:{other},1:{step1},1:{other}"),): ("sets one step more than once", None),
+        # a step past the translation: dropped, no what-if shown
+        (("force", "9999:5"),): ("does not fit this translation", "force"),
+        # no such piece in the vocabulary
+        (("force", f"0:{loaded.model.cfg.tgt_vocab_size + 10}"),): ("names a piece this model does not have", "force"),
+    }
+    for params, (said, dropped) in cases.items():
+        at = run_app(s="I like tea.", **dict(params))
+        assert not at.exception, params
+        warnings = " ".join(w.value for w in at.warning)
+        assert said in warnings, (params, warnings)
+        if dropped:  # gone from the link, or replaced (the open query-key view writes its own first query)
+            assert dict(params)[dropped] not in str(at.query_params.get(dropped, "")), (params, at.query_params)
+        if dropped == "force":
+            assert not any("What if" in i.value for i in at.info)
+            assert at.session_state["trail"] == []
+        at.run()  # said once
+        assert said not in " ".join(w.value for w in at.warning)

@@ -168,20 +168,30 @@ def intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
     ]
 
 
+# The shipped en-zh model is unsure of its translation of this one: a note stands above the map (issue 36).
+UNSURE_TEN_WORDS = "The children are playing football in the park today."
+
+
+@pytest.mark.parametrize("sentence", [TEN_WORDS, UNSURE_TEN_WORDS])
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_text(streamlit_server, browser, lang):
-    """Issue 21: at 1024×768 in presentation mode the whole cross-attention map of a ten-word sentence is on
-    the first screen, and its title, axis titles and labels do not run into each other."""
+def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_text(
+    streamlit_server, browser, lang, sentence
+):
+    """Issues 21 and 36: at 1024×768 in presentation mode the whole cross-attention map of a ten-word sentence is
+    on the first screen, also below a note that the model is unsure, and its title, axis titles and labels do not
+    run into each other."""
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     query = urllib.parse.urlencode(
-        {"s": TEN_WORDS, "lang": lang, "present": "1", "view": "tab_cross", "layer": "5", "head": "mean"}
+        {"s": sentence, "lang": lang, "present": "1", "view": "tab_cross", "layer": "5", "head": "mean"}
     )
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
     page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .ytick text", state="attached", timeout=120_000)
     wait_until_idle(page)
     assert_no_exception(page)
-    page.screenshot(path=str(ARTIFACTS / f"presentation-1024x768-{lang}-cross.png"))
+    unsure = "-unsure" if sentence == UNSURE_TEN_WORDS else ""
+    page.screenshot(path=str(ARTIFACTS / f"presentation-1024x768-{lang}-cross{unsure}.png"))
     measured = page.evaluate(MEASURE_TEXT)
+    assert measured["bottom"] <= 768, measured["bottom"]
     assert 0 <= measured["top"] and max(b["y"] + b["h"] for b in measured["texts"]) <= 768, measured["bottom"]
     assert len([b for b in measured["texts"] if b["group"] == "query"]) >= 6  # the rows, each labelled
     assert not intersecting(measured["texts"])
