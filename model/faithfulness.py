@@ -15,7 +15,10 @@ writes checkpoints/<ck>/faithfulness.csv: method, layer (0 for a whole-model met
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +51,22 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     if ra.std() == 0 or rb.std() == 0:
         return float("nan")
     return float(np.corrcoef(ra, rb)[0, 1])
+
+
+@functools.lru_cache(maxsize=None)
+def chance_correlation(n: int, level: float = 0.05) -> tuple[float | None, float]:
+    """How large a Spearman rho over n words is by chance alone: every order of n ranks equally likely (no
+    relation at all). -> (the smallest |rho| that random orders reach at most `level` of the time, None when even
+    rho = +-1 is more common than that; the chance of rho = +-1). Exact over all n! orders up to n = 8; from 9
+    words on the normal approximation 1.96 / sqrt(n - 1)."""
+    perfect = 2 / math.factorial(n) if n >= 2 else 1.0
+    if n > 8:
+        return round(1.96 / math.sqrt(n - 1), 2), perfect
+    ranks = np.array(list(itertools.permutations(range(n))), dtype=np.float64)
+    rho = 1 - 6 * ((ranks - np.arange(n)) ** 2).sum(1) / (n * (n * n - 1))
+    values = np.unique(np.round(np.abs(rho), 9))
+    reached = [v for v in values if np.mean(np.abs(rho) >= v - 1e-9) <= level]
+    return (round(float(min(reached)), 2) if reached else None), perfect
 
 
 def source_words(pieces: list[str]) -> list[list[int]]:

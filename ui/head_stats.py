@@ -40,7 +40,21 @@ def shipped_csv(checkpoint: str, name: str, lang: str) -> pd.DataFrame | None:
 
 
 def readable(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
-    return localized_head_table(frame, t, lang, {kind: t(tab, lang) for kind, tab in KIND_TAB.items()})
+    """A probe table in the interface language, each attention kind by its short name (the view names took a
+    table's last column off the main column at 1024 px)."""
+    return localized_head_table(frame, t, lang, {kind: t(f"kind_short_{kind}", lang) for kind in KIND_TAB})
+
+
+def head_table(frame: pd.DataFrame, lang: str, key: str | None = None) -> None:
+    """A probe table as a reader sees it: localised, and each number column with one number of decimals (BLEU
+    two, the rest three), so 39 and 38.99 do not stand one above the other as "39" and "38.99"."""
+    shown = readable(frame, lang)
+    formats = {
+        localized: st.column_config.NumberColumn(format="%.2f" if original.startswith("bleu") else "%.3f")
+        for original, localized in zip(frame.columns, shown.columns)
+        if pd.api.types.is_float_dtype(frame[original])
+    }
+    st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=formats)
 
 
 def statistic_label(name: str, lang: str) -> str:
@@ -66,7 +80,7 @@ def show_head_statistics(ctx: Context) -> None:
     )
     frame = probe.statistics_frame({kind: stats[kind]})
     st.caption(t("heads_table", lang))
-    st.dataframe(readable(frame.drop(columns="kind"), lang), hide_index=True, width="stretch", key="stats-table")
+    head_table(frame.drop(columns="kind"), lang, key="stats-table")
 
     st.markdown(f"**{t('inspect_head', lang)}**")
     cfg = get_model(checkpoint).model.cfg
@@ -101,9 +115,9 @@ def show_head_statistics(ctx: Context) -> None:
         if named.empty:
             st.caption(t("no_named_heads", lang))
         else:
-            st.dataframe(readable(named, lang), hide_index=True, width="stretch")
+            head_table(named, lang)
         st.markdown(f"**{t('strongest_heads', lang)}**")
-        st.dataframe(readable(probe.strongest_heads(corpus), lang), hide_index=True, width="stretch")
+        head_table(probe.strongest_heads(corpus), lang)
     show_measured_roles(checkpoint, kind, lang)
     show_alignment_grid(checkpoint, lang)
     ranking = shipped_csv(checkpoint, "head_ablation.csv", lang)
@@ -112,7 +126,7 @@ def show_head_statistics(ctx: Context) -> None:
     else:
         baseline = ranking["bleu"] + ranking["bleu_drop"]
         st.markdown(f"**{t('ablation_ranking', lang, bleu=round(float(baseline.iloc[0]), 2))}**")
-        st.dataframe(readable(ranking.head(20), lang), hide_index=True, width="stretch")
+        head_table(ranking.head(20), lang)
 
 
 ALIGNERS = ("attention", "shifted", "norm", "norm-shifted", "value-zeroing")
@@ -191,11 +205,12 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     )
     st.caption(t("roles_importance_explain", lang))
     named = frame[frame["role"].fillna("") != ""]
-    labels = {kind_: t(tab, lang) for kind_, tab in KIND_TAB.items()}
+    labels = {kind_: t(f"kind_short_{kind_}", lang) for kind_ in KIND_TAB}
     if named.empty:
         st.caption(t("roles_none", lang))
     else:
-        st.dataframe(
+        # A static table: its evidence column wraps instead of running off the main column at 1024 px.
+        st.table(
             pd.DataFrame(
                 {
                     t("col_kind", lang): named["kind"].map(labels),
@@ -210,8 +225,6 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
                 }
             ),
             hide_index=True,
-            width="stretch",
-            key="roles-table",
         )
     positional = frame.dropna(subset=["positional_share"]).sort_values("positional_share", ascending=False)
     rare = frame.dropna(subset=["rare_share"]).sort_values("rare_share", ascending=False)

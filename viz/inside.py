@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
+from .titles import TITLE_LINE_PX, wrapped_title
 
 STREAM_COLOR = "#9ecae1"
 UPDATE_COLOR = "#3182bd"
@@ -70,13 +71,15 @@ def layer_norm_figure(
     says its mean and variance. labels: input, standardized, output, feature_value, count, title, and stats (a
     template with {mean} and {var})."""
     panels = [(labels["input"], norm_input), (labels["standardized"], standardized), (labels["output"], norm_output)]
+    # A third of the main column at 1024 px (the sidebar open) holds about 22 Latin characters: each panel's name
+    # and its statistics wrap at that width, so neighbouring titles never run into each other.
     titles = [
-        html.escape(f"{name}\n{labels['stats'].format(mean=np.mean(v), var=np.var(v))}", quote=False).replace(
-            "\n", "<br>"
-        )
+        wrapped_title(html.escape(f"{name}: {labels['stats'].format(mean=np.mean(v), var=np.var(v))}", quote=False), 22)
         for name, v in panels
     ]
-    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, horizontal_spacing=0.06)
+    title, title_lines = wrapped_title(html.escape(labels["title"], quote=False))
+    panel_lines = max(n for _, n in titles)
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[text for text, _ in titles], horizontal_spacing=0.07)
     for col, (name, values) in enumerate(panels, start=1):
         fig.add_trace(
             go.Histogram(
@@ -90,11 +93,13 @@ def layer_norm_figure(
             col=col,
         )
         fig.update_xaxes(title_text=labels["feature_value"], row=1, col=col)
+    fig.update_annotations(font_size=12)  # the panel titles
     fig.update_yaxes(title_text=labels["count"], row=1, col=1)
+    top = 16 + TITLE_LINE_PX * (title_lines + panel_lines)
     fig.update_layout(
-        title=dict(text=html.escape(labels["title"], quote=False), y=0.97, yanchor="top"),
-        height=340,
-        margin=dict(l=10, r=10, t=110, b=10),
+        title=dict(text=title, y=1.0, yref="container", yanchor="top", pad=dict(t=8)),
+        height=230 + top,
+        margin=dict(l=10, r=10, t=top, b=10),
     )
     return fig
 
@@ -105,11 +110,12 @@ def norm_axes_figure(matrix: np.ndarray, tokens: list[str], position: int, featu
     (a column). labels: layer_norm, batch_norm, token, feature, value, title."""
     matrix = np.asarray(matrix, dtype=np.float32)
     n_tokens, n_features = matrix.shape
+    # Each panel's title wraps at its half of the main column; the second panel shares the first's rows, so only
+    # the first names them (the second's labels stood over the first map).
+    panel_titles = [wrapped_title(html.escape(labels[k], quote=False), 30) for k in ("layer_norm", "batch_norm")]
+    title, title_lines = wrapped_title(html.escape(labels["title"], quote=False))
     fig = make_subplots(
-        rows=1,
-        cols=2,
-        subplot_titles=[html.escape(labels["layer_norm"], quote=False), html.escape(labels["batch_norm"], quote=False)],
-        horizontal_spacing=0.08,
+        rows=1, cols=2, subplot_titles=[text for text, _ in panel_titles], horizontal_spacing=0.05, shared_yaxes=True
     )
     ticks = plotly_literal(tokens)
     bound = float(np.abs(matrix).max()) or 1.0
@@ -131,14 +137,24 @@ def norm_axes_figure(matrix: np.ndarray, tokens: list[str], position: int, featu
             col=col,
         )
         fig.update_yaxes(
-            tickmode="array", tickvals=list(range(n_tokens)), ticktext=ticks, autorange="reversed", row=1, col=col
+            tickmode="array",
+            tickvals=list(range(n_tokens)),
+            ticktext=ticks,
+            autorange="reversed",
+            showticklabels=col == 1,
+            row=1,
+            col=col,
         )
         fig.update_xaxes(title_text=labels["feature"], row=1, col=col)
     box = dict(type="rect", line=dict(color="black", width=3), fillcolor="rgba(0,0,0,0)")
     fig.add_shape(x0=-0.5, x1=n_features - 0.5, y0=position - 0.5, y1=position + 0.5, row=1, col=1, **box)
     fig.add_shape(x0=feature - 0.5, x1=feature + 0.5, y0=-0.5, y1=n_tokens - 0.5, row=1, col=2, **box)
+    fig.update_annotations(font_size=12)
+    top = 24 + TITLE_LINE_PX * (title_lines + max(n for _, n in panel_titles))
     fig.update_layout(
-        title=_title(labels["title"]), height=max(300, 120 + 22 * n_tokens), margin=dict(l=10, r=10, t=90, b=10)
+        title=dict(text=title, y=1.0, yref="container", yanchor="top", pad=dict(t=16)),
+        height=max(300, top + 60 + 22 * n_tokens),
+        margin=dict(l=10, r=10, t=top, b=10),
     )
     return fig
 

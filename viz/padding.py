@@ -39,13 +39,16 @@ def padded_tokens_figure(pieces: list[list[str]], real: np.ndarray, row_labels: 
             hovertemplate=f"{labels['position']} %{{y}}: %{{text}} (%{{customdata}})<extra></extra>",
         )
     )
+    title = html.escape(labels["title"], quote=False).replace("\n", "<br>")  # narrow: two lines
+    lines = title.count("<br>") + 1
     fig.update_layout(
-        title=dict(text=html.escape(labels["title"], quote=False).replace("\n", "<br>")),  # narrow: two lines
+        # at the figure's top, the sentence labels (on top of the columns) below it
+        title=dict(text=title, y=1.0, yref="container", yanchor="top", pad=dict(t=10)),
         xaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=plotly_literal(row_labels), side="top"),
         yaxis=dict(title=labels["position"], autorange="reversed", dtick=1),
-        height=110 + 24 * n_positions,
+        height=50 + 22 * lines + 24 * n_positions + 40,
         width=140 + 170 * n_rows,
-        margin=dict(l=10, r=10, t=90, b=10),
+        margin=dict(l=10, r=10, t=50 + 22 * lines, b=10),
         plot_bgcolor="white",
     )
     return fig

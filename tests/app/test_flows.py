@@ -144,6 +144,8 @@ def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_ro
     z = heat(fig)
     assert np.nanmax(np.abs(z), axis=1).round(6).tolist() == [1.0] * 6  # each row scaled to its strongest word
     assert "explain-corpus" in figures(at)
+    # "Tom drinks tea." is four words and a full stop: how little one piece's rho says, in numbers
+    assert any("rests on the 4 source words" in c.value and "8%" in c.value for c in at.caption)
     at.checkbox(key="explain_ig").check().run()
     assert not at.exception
     assert len(figures(at)["explain-methods"]["layout"]["yaxis"]["ticktext"]) == 7

@@ -29,7 +29,7 @@ def open_lesson(at: AppTest, lesson: str) -> AppTest:
 
 def table_with(at: AppTest, column: str):
     """The page's table that has this column (the translation's piece table is on every page)."""
-    return next(frame.value for frame in at.dataframe if column in frame.value.columns)
+    return next(frame.value for frame in [*at.dataframe, *at.table] if column in frame.value.columns)
 
 
 def run_shipped(monkeypatch, **query) -> AppTest:
@@ -146,7 +146,7 @@ def test_padding_lesson_batches_two_sentences_and_padding_gets_zero(checkpoint_r
     np.testing.assert_allclose(np.nansum(weights, axis=1), 1.0, atol=1e-5)  # the real keys hold all the weight
     said = next(m.value for m in at.markdown if "Largest weight on a padding key" in m.value)
     assert "Encoder self-attention 0," in said and "Cross-attention 0." in said
-    assert table_with(at, "Identical")["Identical"].all()
+    assert (table_with(at, "Identical")["Identical"] == "✓").all()
 
 
 def test_residual_lesson_standardizes_to_mean_0_variance_1(checkpoint_root):

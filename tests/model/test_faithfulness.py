@@ -63,3 +63,15 @@ def test_the_table_has_a_row_per_method_and_layer_with_correlations(tiny_model, 
     assert table.set_index(["method", "layer"]).loc[("attention", 1), "aer"] == 0.5
     assert table.set_index(["method", "layer"]).loc[("rollout", 0), "aer"] == 0.7
     assert table.set_index(["method", "layer"]).loc[("integrated-gradients", 0), "sentences"] == 1
+
+
+def test_the_chance_level_of_a_rank_correlation_over_few_words_matches_the_published_table():
+    from model.faithfulness import chance_correlation
+
+    # two-sided 5 % critical values of Spearman's rho (exact, e.g. Zar 1972): n = 6, 7, 8
+    assert chance_correlation(6)[0] == pytest.approx(0.886, abs=0.01)
+    assert chance_correlation(7)[0] == pytest.approx(0.786, abs=0.01)
+    assert chance_correlation(8)[0] == pytest.approx(0.738, abs=0.01)
+    # with four words no value is that rare: even rho = +-1 comes from 2 of the 24 orders
+    assert chance_correlation(4) == (None, pytest.approx(2 / 24))
+    assert chance_correlation(20)[0] == pytest.approx(0.45, abs=0.01)  # the normal approximation from 9 words

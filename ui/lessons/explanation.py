@@ -66,8 +66,15 @@ def show_explanation(ctx: Context) -> None:
         }
     )
     st.dataframe(frame, hide_index=True, width="stretch", key="explain-agreement")
-    if len(comparison.words) < faithfulness.MIN_WORDS:
+    n_words = len(comparison.words)
+    if n_words < faithfulness.MIN_WORDS:
         st.caption(t("explain_few_words", lang, n=faithfulness.MIN_WORDS))
+    else:  # how little a correlation over this piece's few words says
+        chance, perfect = faithfulness.chance_correlation(n_words)
+        if chance is None:
+            st.caption(t("explain_rho_words_perfect", lang, n=n_words, p=perfect))
+        else:
+            st.caption(t("explain_rho_words", lang, n=n_words, chance=chance))
 
     st.markdown(f"**{t('explain_corpus', lang)}**")
     path = Path(ctx.checkpoint) / "faithfulness.csv"

@@ -58,13 +58,17 @@ def show_padding(ctx: Context) -> None:
     st.markdown(t("padding_zero", lang, values=zeros))
     table = pd.DataFrame(
         {  # the verdict first: a long sentence must not push it out of view
-            t("padding_identical", lang): [a == b for a, b in zip(batch.translations, batch.alone_translations)],
+            t("padding_identical", lang): [
+                "✓" if a == b else "✗" for a, b in zip(batch.translations, batch.alone_translations)
+            ],
             t("padding_in_batch", lang): batch.translations,
             t("padding_alone", lang): batch.alone_translations,
             t("padding_sentence", lang): batch.texts,
         }
     )
-    st.dataframe(table, hide_index=True, width="stretch")
+    # A static table: its cells wrap, so a long sentence and its translations are read whole at 1024 px (the
+    # interactive table cut them off).
+    st.table(table, hide_index=True)
     st.caption(t("padding_difference", lang, **batch.difference_from_alone))
 
     # The padded sentence's encoder self-attention in the batch, padding keys drawn as masked.
