@@ -27,3 +27,8 @@ python -m model.roles --checkpoint "$ck" --n 300
 python -m model.faithfulness --checkpoint "$ck" --n 300 --ig-sentences 30
 if [ -f "$ck/confidence_labels.tsv" ]; then python -m model.confidence --checkpoint "$ck"; fi
 rm -r "$tmp"
+# The served Chinese font covers the vocabulary's characters (ui/cjk_font.py; needs Debian's fonts-noto-cjk).
+noto=/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+if grep -q '"target_language": "zh' "$ck/config.json"; then
+  if [ -f "$noto" ]; then python -m ui.cjk_font --source "$noto"; else echo "apt-get install fonts-noto-cjk, then: python -m ui.cjk_font --source $noto"; fi
+fi

@@ -4,6 +4,7 @@ attention map starts on the first screen and no two tick labels overlap. Screens
 from __future__ import annotations
 
 import math
+import os
 import urllib.parse
 
 import pytest
@@ -278,3 +279,48 @@ def test_head_ablation_shows_every_head_and_whole_buttons_at_1024_with_the_sideb
     assert len(shown) == 6 and all(scroll <= client for _, scroll, client in shown), shown
     assert_no_exception(page)
     page.close()
+
+
+# Whether two different Chinese characters come out as the same picture in a font: they do when the font has
+# neither and the browser draws its empty box for both.
+SAME_GLYPH = """async (family) => {
+    await document.fonts.ready;
+    const draw = (text) => {
+        const canvas = document.createElement('canvas');
+        canvas.width = 60; canvas.height = 60;
+        const context = canvas.getContext('2d');
+        context.font = `40px ${family}`;
+        context.fillText(text, 5, 45);
+        return canvas.toDataURL();
+    };
+    return draw('注') === draw('意');
+}"""
+
+
+def test_chinese_shows_on_a_machine_without_a_chinese_font(streamlit_server, tmp_path):
+    """Issue 36: a Chromium whose fontconfig knows only DejaVu (no CJK font, like a fresh classroom PC) draws the
+    Chinese interface and its charts in the app's own font, not as empty boxes."""
+    from .conftest import CHROMIUM, CHROMIUM_ARGS, sync_api
+
+    (tmp_path / "fonts.conf").write_text(
+        '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+        "<dir>/usr/share/fonts/truetype/dejavu</dir>"
+        f"<cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "FONTCONFIG_FILE": str(tmp_path / "fonts.conf")}
+    with sync_api.sync_playwright() as p:
+        bare = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env=env)
+        page = bare.new_page(viewport={"width": 1024, "height": 768})
+        page.goto(f"{streamlit_server}/?lang=zh&view=tab_cross", wait_until="domcontentloaded")
+        page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .ytick text", state="attached", timeout=120_000)
+        wait_until_idle(page)
+        assert page.evaluate(SAME_GLYPH, "sans-serif"), "this browser has a Chinese font: the test proves nothing"
+        assert not page.evaluate(SAME_GLYPH, "explorer-cjk")
+        # the page's text and the charts' labels name the served font after the Latin one
+        for selector in ("[data-testid='stMarkdownContainer'] p", ".js-plotly-plot .ytick text"):
+            family = page.evaluate(f'() => getComputedStyle(document.querySelector("{selector}")).fontFamily')
+            assert "explorer-cjk" in family, (selector, family)
+        assert page.evaluate("() => document.fonts.check('16px explorer-cjk', '交叉注意力')")
+        page.screenshot(path=str(ARTIFACTS / "chinese-without-a-chinese-font.png"))
+        bare.close()

@@ -1,0 +1,96 @@
+"""A Chinese font served with the app, so Chinese shows on a machine that has none (a classroom PC, a fresh VM):
+without one, every Chinese character of the page and of every chart is an empty box.
+
+`static/cjk-subset.woff2` holds only the characters the app can show in Chinese: every piece of the shipped
+Chinese vocabularies (what a translation can write) and every character of the interface's Chinese (the words
+catalogue and the lessons' prose). Streamlit serves it (`server.enableStaticServing`) and the theme names it after
+the Latin font, for the CJK ranges only (`.streamlit/config.toml`); the charts name it too (ui.common).
+
+Rebuilt when a Chinese vocabulary or the interface's Chinese changes (benchmarks/recompute_checkpoint_tables.sh
+runs it; a test names the characters missing from the committed file):
+    python -m ui.cjk_font --source /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+(Debian's fonts-noto-cjk, SIL Open Font License 1.1; fontTools and brotli from requirements-dev.txt.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import sentencepiece as spm
+
+from ui import words
+
+ROOT = Path(__file__).resolve().parent.parent
+FONT = ROOT / "static" / "cjk-subset.woff2"
+FAMILY = "explorer-cjk"  # the name config.toml and the charts give it
+# The ranges the subset is used for (CSS unicode-range in config.toml): CJK punctuation, kana (a few lesson
+# symbols), CJK unified ideographs and extension A, compatibility ideographs, full-width forms.
+UNICODE_RANGES = ((0x3000, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF))
+NOTO_SC_INDEX = 2  # NotoSansCJK-Regular.ttc holds JP, KR, SC, TC, HK: SC is the third
+
+
+def is_cjk(char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in UNICODE_RANGES)
+
+
+def chinese_vocabularies() -> list[Path]:
+    """The target tokenizers of the shipped checkpoints whose target language is Chinese."""
+    found = []
+    for config in sorted((ROOT / "checkpoints").glob("*/config.json")):
+        if '"target_language": "zh' in config.read_text(encoding="utf-8"):
+            found.append(config.parent / "target.model")
+    return found
+
+
+def needed_characters() -> set[str]:
+    """Every CJK character the app can show: the Chinese vocabularies' pieces and the interface's Chinese."""
+    chars: set[str] = set()
+    for path in chinese_vocabularies():
+        processor = spm.SentencePieceProcessor(model_file=str(path))
+        for i in range(processor.get_piece_size()):
+            chars.update(processor.id_to_piece(i))
+    chars.update("".join(words.STRINGS["zh"].values()))
+    return {c for c in chars if is_cjk(c)}
+
+
+def font_characters(path: Path = FONT) -> set[str]:
+    """The characters the committed subset can draw."""
+    from fontTools.ttLib import TTFont
+
+    return {chr(code) for code in TTFont(str(path)).getBestCmap()}
+
+
+def build(source: Path, out: Path = FONT) -> tuple[int, int]:
+    """Subset source to needed_characters() as WOFF2. -> (characters, bytes)."""
+    from fontTools import subset
+
+    chars = needed_characters()
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]  # vertical and proportional forms of punctuation
+    options.name_IDs = ["*"]  # keeps the licence and copyright notices
+    options.font_number = NOTO_SC_INDEX if source.suffix == ".ttc" else 0
+    font = subset.load_font(str(source), options)
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text="".join(sorted(chars)))
+    subsetter.subset(font)
+    out.parent.mkdir(exist_ok=True)
+    subset.save_font(font, str(out), options)
+    return len(chars), out.stat().st_size
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, required=True, help="a CJK font (.otf, .ttf or .ttc) to subset")
+    args = parser.parse_args(argv)
+    if not args.source.is_file():
+        parser.error(f"no font at {args.source} (Debian: apt-get install fonts-noto-cjk)")
+    n, size = build(args.source)
+    print(f"{FONT.relative_to(ROOT)}: {n} characters, {size / 1024:.0f} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
