@@ -4,9 +4,12 @@
     python -m model.translate --checkpoint checkpoints/en-zh --input in.txt --output out.txt --beam 4
     python -m model.translate --checkpoint checkpoints/en-zh "Tom is reading a book." --attention-out tom.npz
     python -m model.translate --checkpoint checkpoints/en-zh "Tom chases Jerry." --force 2=追   # what if …?
+    python -m model.translate "Tom chases Jerry." --html tom.html --lang zh   # a handout that opens offline
 
 --attention-out writes one sentence's translation with every attention map, Q/K/V and probability to a .npz or
-.json file (model.export.load reads it back; model.export.to_bertviz turns it into BertViz's input).
+.json file (model.export.load reads it back; model.export.to_bertviz turns it into BertViz's input). --html writes
+it as one web page that opens offline, every map switched in the page (the app's "Download as a web page"; the
+page is built by viz.handout, in the interface language --lang).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ def main(argv=None):
     p.add_argument("--length-penalty", type=float, default=0.6)
     p.add_argument("--batch-size", type=positive_int, default=64)
     p.add_argument("--attention-out", type=Path, help="one sentence: also write its attention to this .npz / .json")
+    p.add_argument("--html", type=Path, help="one sentence: also write it as a web page that opens offline")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="the web page's language (default en)")
     p.add_argument(
         "--force",
         action="append",
@@ -60,6 +65,12 @@ def main(argv=None):
         if args.attention_out.suffix.lower() not in (".npz", ".json"):
             p.error(f"--attention-out must end in .npz or .json, not {args.attention_out.name!r}")
         check_output(args.attention_out)
+    if args.html:
+        if args.input or len(sentences) != 1:
+            p.error("--html takes exactly one sentence (as an argument, not --input)")
+        if args.html.suffix.lower() not in (".html", ".htm"):
+            p.error(f"--html must end in .html, not {args.html.name!r}")
+        check_output(args.html)
     if choices and (args.input or len(sentences) != 1):
         p.error("--force takes exactly one sentence (as an argument, not --input)")
     loaded = open_checkpoint(args.checkpoint)
@@ -77,15 +88,14 @@ def main(argv=None):
             length_penalty=args.length_penalty,
             forced=forced,
         )
-        if args.attention_out:
-            export.save(result, args.attention_out)
+        write_files(result, args, loaded)
         text = result.target_text + "\n"
         if args.output:
             args.output.write_text(text, encoding="utf-8")
         else:
             sys.stdout.write(text)
         return
-    if args.attention_out:
+    if args.attention_out or args.html:
         result = translate(
             loaded.model,
             loaded.source_tokenizer,
@@ -94,7 +104,7 @@ def main(argv=None):
             beam_size=args.beam,
             length_penalty=args.length_penalty,
         )
-        export.save(result, args.attention_out)
+        write_files(result, args, loaded)
     # Blank lines stay blank so output lines match input lines.
     todo = [i for i, s in enumerate(sentences) if s.strip()]
     outputs = [""] * len(sentences)
@@ -115,6 +125,17 @@ def main(argv=None):
         args.output.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+def write_files(result, args, loaded) -> None:
+    """The one sentence's --attention-out and --html files."""
+    if args.attention_out:
+        export.save(result, args.attention_out)
+    if args.html:
+        from ui.handout import handout  # the page's words are the interface's (ui/words.toml)
+
+        languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
+        args.html.write_text(handout(result, args.lang, args.checkpoint.name, languages), encoding="utf-8")
 
 
 if __name__ == "__main__":

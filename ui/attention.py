@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from model import align, attribute, decode, export
@@ -9,6 +11,7 @@ from model.confidence import mean_log_prob
 from ui import models, widgets
 from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
 from ui.decoding import show_trail
+from ui.handout import handout
 from ui.models import get_alignment, get_calibration, get_flow, get_model
 from ui.views import View, register
 from ui.words import t
@@ -211,7 +214,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     if head == "mean":
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
     # Files are made only when a button is clicked (a callable), not on every run; a click does not rerun.
-    csv_button, npz_button = st.columns(2)
+    csv_button, npz_button, html_button = st.columns(3)
     shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
     csv_button.download_button(
         t("download_csv" if raw else "download_csv_method", lang),
@@ -229,6 +232,16 @@ def show_attention(ctx: Context, kind: str) -> None:
         key=f"npz-{kind}",
         on_click="ignore",
         help=t("download_npz_help", lang),
+    )
+    model_name = Path(ctx.checkpoint).name
+    html_button.download_button(
+        t("download_html", lang),
+        lambda: handout(fetch(), lang, model_name, languages),
+        file_name="attention.html",
+        mime="text/html",
+        key=f"html-{kind}",
+        on_click="ignore",
+        help=t("download_html_help", lang),
     )
     # the chosen head, outlined in the grid, where the map shows one head
     highlight = (

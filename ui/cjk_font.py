@@ -9,7 +9,7 @@ the Latin font, for the CJK ranges only (`.streamlit/config.toml`); the charts n
 Rebuilt when a Chinese vocabulary or the interface's Chinese changes (benchmarks/recompute_checkpoint_tables.sh
 runs it; a test names the characters missing from the committed file):
     python -m ui.cjk_font --source /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
-(Debian's fonts-noto-cjk, SIL Open Font License 1.1; fontTools and brotli from requirements-dev.txt.)
+(Debian's fonts-noto-cjk, SIL Open Font License 1.1; fontTools and brotli from requirements.txt.)
 """
 
 from __future__ import annotations
@@ -21,18 +21,10 @@ from pathlib import Path
 import sentencepiece as spm
 
 from ui import words
+from viz.cjk import FONT, is_cjk, subset_woff2
 
 ROOT = Path(__file__).resolve().parent.parent
-FONT = ROOT / "static" / "cjk-subset.woff2"
-FAMILY = "explorer-cjk"  # the name config.toml and the charts give it
-# The ranges the subset is used for (CSS unicode-range in config.toml): CJK punctuation, kana (a few lesson
-# symbols), CJK unified ideographs and extension A, compatibility ideographs, full-width forms.
-UNICODE_RANGES = ((0x3000, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF))
 NOTO_SC_INDEX = 2  # NotoSansCJK-Regular.ttc holds JP, KR, SC, TC, HK: SC is the third
-
-
-def is_cjk(char: str) -> bool:
-    return any(low <= ord(char) <= high for low, high in UNICODE_RANGES)
 
 
 def chinese_vocabularies() -> list[Path]:
@@ -55,29 +47,11 @@ def needed_characters() -> set[str]:
     return {c for c in chars if is_cjk(c)}
 
 
-def font_characters(path: Path = FONT) -> set[str]:
-    """The characters the committed subset can draw."""
-    from fontTools.ttLib import TTFont
-
-    return {chr(code) for code in TTFont(str(path)).getBestCmap()}
-
-
 def build(source: Path, out: Path = FONT) -> tuple[int, int]:
     """Subset source to needed_characters() as WOFF2. -> (characters, bytes)."""
-    from fontTools import subset
-
     chars = needed_characters()
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.layout_features = ["*"]  # vertical and proportional forms of punctuation
-    options.name_IDs = ["*"]  # keeps the licence and copyright notices
-    options.font_number = NOTO_SC_INDEX if source.suffix == ".ttc" else 0
-    font = subset.load_font(str(source), options)
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(text="".join(sorted(chars)))
-    subsetter.subset(font)
     out.parent.mkdir(exist_ok=True)
-    subset.save_font(font, str(out), options)
+    out.write_bytes(subset_woff2(source, chars, NOTO_SC_INDEX if source.suffix == ".ttc" else 0))
     return len(chars), out.stat().st_size
 
 

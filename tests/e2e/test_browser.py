@@ -112,6 +112,57 @@ def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browse
     page.close()
 
 
+TWENTY_WORDS = "The old man who lives next door gave my little sister a red bicycle for her birthday in early May."
+
+
+def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_page(streamlit_server, browser, tmp_path):
+    """Issue 37: "Download as a web page" saves one file that opens with the network off, draws each kind, layer
+    and head in the page (a thumbnail's click opens its head), within 50 ms a switch, with no console error."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    query = f"s={TWENTY_WORDS.replace(' ', '+')}&lang=zh"
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    button = page.get_by_role("button", name="下载为网页")
+    button.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    with page.expect_download(timeout=60_000) as download:
+        button.click()
+    path = tmp_path / "attention.html"
+    download.value.save_as(path)
+    page.close()
+    assert path.stat().st_size < 6 * 2**20
+
+    offline = browser.new_context(viewport={"width": 1024, "height": 768}, offline=True)
+    handout = offline.new_page()
+    requests, errors = [], []
+    handout.on("request", lambda r: requests.append(r.url))
+    handout.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    handout.on("pageerror", lambda e: errors.append(str(e)))
+    handout.goto(path.as_uri())
+    handout.wait_for_selector("#map .main-svg")
+
+    def title() -> str:
+        return handout.locator("#map .gtitle").text_content()
+
+    seen, times = {title()}, []
+    for kind in range(3):
+        handout.locator("button.kind").nth(kind).click()
+        seen.add(title())
+        for thumbnail in (0, 9, 20, 53, 1, 30, 44):  # L1 H1, L2 H1, L3 H3, L6 mean, L1 H2, L4 H4, L5 H9=mean
+            handout.locator("#grid canvas").nth(thumbnail).click()
+            seen.add(title())
+            times.append(handout.evaluate("() => window.lastDrawMs"))  # a head switch: what the page computed
+        handout.select_option("#layer", "4")
+        handout.select_option("#head", "mean")
+        seen.add(title())
+    assert len(seen) >= 15  # every switch drew another map
+    assert any("交叉注意力 · 第 6 层 · 所有头的平均" == s for s in seen)
+    assert sorted(times)[int(0.9 * len(times))] <= 50, times
+    assert [r for r in requests if not r.startswith(("file:", "data:"))] == []
+    assert errors == []
+    handout.screenshot(path=str(ARTIFACTS / "handout-zh.png"), full_page=True)
+    offline.close()
+
+
 def test_head_search_opens_the_best_head_in_its_map(streamlit_server, browser):
     page = open_on_tab(browser, f"{streamlit_server}/?s=The+dog+chases+the+cat.", "Head search")
     button = page.get_by_role("button", name="Open L", exact=False).first

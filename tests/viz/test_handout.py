@@ -1,0 +1,92 @@
+"""The handout (viz.handout, ui.handout): one web page of a translation that holds every map the model computed,
+needs nothing from the network, keeps user text inert, and carries a Chinese font with just its own characters."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from model import decode
+from model.checkpoint import load_checkpoint
+from ui.handout import handout
+from viz import cjk
+from viz.handout import handout_html
+
+from ..conftest import SHIPPED
+
+LABEL_KEYS = ("title", "pieces", "position", "piece", "probability", "grid", "grid_hint", "footer", "layer", "head")
+LABEL_KEYS += ("layer_n", "head_n", "mean", "weight", "masked")
+
+
+def page_data(page: str) -> dict:
+    return json.loads(re.search(r"const DATA = (\{.*?\});\n", page).group(1))
+
+
+def outside_scripts(page: str) -> str:
+    """The page without the text of its <script> elements (the inlined Plotly names URLs in its code)."""
+    return re.sub(r"<script>.*?</script>", "<script></script>", page, flags=re.S)
+
+
+def test_the_page_holds_every_head_of_every_kind_as_the_model_computed_it(tiny_model, tiny_tokenizers):
+    tr = decode.translate(tiny_model, *tiny_tokenizers, "I like tea.")
+    data = page_data(handout(tr, "en", "tiny", ("en", "zh")))
+    assert data["order"] == ["encoder_self", "decoder_self", "cross"]
+    for kind in data["order"]:
+        np.testing.assert_allclose(np.array(data["kinds"][kind]["weights"]), tr.attention(kind), atol=5e-5)
+    assert data["kinds"]["decoder_self"]["masked"] and not data["kinds"]["cross"]["masked"]
+    assert data["kinds"]["cross"]["queries"][0].startswith("<s>")  # a decoder row: what it reads → what it writes
+
+
+def test_the_page_fetches_nothing_and_user_text_stays_inert(tiny_model, tiny_tokenizers):
+    hostile = '</script><script>alert("x")</script> <img src=http://example.com/x.png>'
+    tr = decode.translate(tiny_model, *tiny_tokenizers, hostile)
+    page = handout(tr, "en", "tiny", ("en", "zh"))
+    shell = outside_scripts(page)
+    tags = " ".join(re.findall(r"<[a-zA-Z][^>]*>", shell))  # the page's own elements (user text is escaped)
+    assert not re.search(r"""(src|href)\s*=""", tags, re.I)
+    assert not re.search(r"url\(\s*[\"']?(https?:)?//|@import", shell, re.I)
+    assert "<img" not in shell and 'alert("x")' not in shell  # escaped in the HTML
+    assert page.count("</script>") == 2  # Plotly, then the data and the page's code: nothing the sentence brought
+    assert page_data(page)["kinds"]["encoder_self"]["queries"]  # and the data still parses
+
+
+def test_a_chinese_page_embeds_a_font_of_just_its_characters_and_an_english_one_none(tiny_model, tiny_tokenizers):
+    pytest.importorskip("fontTools")
+    tr = decode.translate(tiny_model, *tiny_tokenizers, "I like tea.")
+    english = handout_html(
+        dict(source="I like tea.", target="Ich mag Tee.", model="m", pieces=[["▁Ich", 0.5]], kinds={}),
+        {key: key for key in LABEL_KEYS},
+        "en",
+    )
+    assert "font/woff2" not in english  # nothing Chinese on the page: no font
+    chinese = handout(tr, "zh", "tiny", ("en", "zh"))
+    assert "font/woff2;base64" in chinese
+    embedded = re.search(r"base64,([A-Za-z0-9+/=]+)\)", chinese).group(1)
+    assert len(embedded) < 200_000  # a few dozen characters, not the 1 MB subset
+    shown = {c for c in outside_scripts(chinese) + json.dumps(page_data(chinese), ensure_ascii=False) if cjk.is_cjk(c)}
+    font_file = tmp_font(embedded)
+    assert cjk.characters_of(font_file) >= shown
+
+
+def tmp_font(encoded: str):
+    import base64
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp()) / "page.woff2"
+    path.write_bytes(base64.b64decode(encoded))
+    return path
+
+
+@pytest.mark.checkpoint
+@pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped en-zh checkpoint")
+def test_a_twenty_word_sentence_makes_a_page_under_six_megabytes():
+    loaded = load_checkpoint(SHIPPED)
+    sentence = "The old man who lives next door gave my little sister a red bicycle for her birthday in early May."
+    assert len(sentence.split()) == 20
+    tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
+    for lang in ("en", "zh"):
+        assert len(handout(tr, lang, "en-zh", ("en", "zh")).encode()) < 6 * 2**20

@@ -1,0 +1,119 @@
+// The handout's own switching (viz/handout.py): runs in the browser on the page's DATA and LABELS.
+let drawnKind = null;  // the kind whose axes the map has now
+const state = {kind: DATA.order[DATA.order.length - 1], layer: 0, head: "mean"};
+const layerName = (l) => LABELS.layer_n.replace("{n}", l + 1);  // "layer 2", "第 2 层"
+const headName = (h) => (h === "mean" ? LABELS.mean : LABELS.head_n.replace("{n}", h + 1));
+const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+function matrix(kind, layer, head) {
+  const heads = DATA.kinds[kind].weights[layer];
+  if (head !== "mean") return heads[head];
+  return heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, h) => s + h[i][j], 0) / heads.length));
+}
+function rgb(value) {
+  const scale = DATA.colorscale, v = Math.min(1, Math.max(0, value));
+  for (let k = 1; k < scale.length; k++) {
+    if (v <= scale[k][0]) {
+      const [p0, c0] = scale[k - 1], [p1, c1] = scale[k], t = (v - p0) / (p1 - p0);
+      const a = c0.match(/\d+/g).map(Number), b = c1.match(/\d+/g).map(Number);
+      return `rgb(${a.map((x, n) => Math.round(x + t * (b[n] - x))).join(",")})`;
+    }
+  }
+  return scale[scale.length - 1][1];
+}
+function draw() {
+  const started = performance.now();
+  const k = DATA.kinds[state.kind], z = matrix(state.kind, state.layer, state.head);
+  const n = z.length, m = z[0].length, masked = (i, j) => k.masked && j > i;
+  const shown = z.map((row, i) => row.map((v, j) => (masked(i, j) ? null : v)));
+  const grey = z.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
+  const x = [...Array(m).keys()], y = [...Array(n).keys()];
+  const queries = k.queries.map(esc), keys = k.keys.map(esc);
+  const custom = y.map((i) => x.map((j) => [queries[i], keys[j]]));
+  const values = Math.max(n, m) <= 14;  // cell values and the masked cells' x, as the app (above 14: too small)
+  const traces = [{type: "heatmap", z: shown, x, y, customdata: custom, colorscale: DATA.colorscale, zmin: 0, zmax: 1,
+    xgap: 1, ygap: 1, texttemplate: values ? "%{z:.2f}" : "", textfont: {size: 10},
+    colorbar: {title: {text: LABELS.weight}, thickness: 12},
+    hovertemplate: `${esc(k.query_axis)}: %{y} %{customdata[0]}<br>${esc(k.key_axis)}: %{x} %{customdata[1]}<br>${esc(LABELS.weight)}: %{z:.4f}<extra></extra>`}];
+  // Masked cells: a grey trace with an x in each where values are shown; else left empty over a grey background
+  // (one trace: a switch redraws half as much).
+  if (k.masked && values) traces.push({type: "heatmap", z: grey, x, y, customdata: custom, showscale: false, xgap: 1, ygap: 1,
+    colorscale: [[0, DATA.masked_color], [1, DATA.masked_color]], text: grey.map((r) => r.map((v) => (v ? "×" : ""))),
+    texttemplate: "%{text}", hovertemplate: `%{customdata[0]} → %{customdata[1]}<br>${esc(LABELS.masked)}<extra></extra>`});
+  const longest = Math.max(...keys.map((s) => s.length));
+  const layout = {
+    title: {text: `${esc(k.name)} · ${esc(layerName(state.layer))} · ${esc(headName(state.head))}`, x: 0,
+      xanchor: "left"},
+    xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
+      tickangle: m > 8 ? -45 : 0, automargin: true},
+    yaxis: {title: {text: esc(k.query_axis)}, tickmode: "array", tickvals: y, ticktext: queries,
+      autorange: "reversed", automargin: true},
+    margin: {l: 10, r: 10, b: 10, t: 90 + (m > 8 ? Math.round(longest * 5) : 0)},
+    height: Math.max(320, 130 + 26 * n + (m > 8 ? longest * 5 : 0)),
+    plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
+  };
+  if (drawnKind === state.kind) {
+    // The same kind: the same axes, so only the weights and the title change (a third of a full redraw).
+    Plotly.update("map", {z: [shown]}, {"title.text": layout.title.text}, [0]);
+  } else {
+    Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});
+    drawnKind = state.kind;
+  }
+  document.querySelectorAll("button.kind").forEach((b) => b.classList.toggle("on", b.dataset.kind === state.kind));
+  document.getElementById("layer").value = String(state.layer);
+  document.getElementById("head").value = String(state.head);
+  document.querySelectorAll("#grid canvas").forEach((c) =>
+    c.classList.toggle("on", c.dataset.layer == state.layer && c.dataset.head == String(state.head)));
+  window.lastDrawMs = performance.now() - started;  // what a switch cost, read by the tests
+  history.replaceState(null, "", `#${state.kind}.${state.layer + 1}.${state.head === "mean" ? "mean" : state.head + 1}`);
+}
+function thumbnails() {
+  const k = DATA.kinds[state.kind], layers = k.weights.length, heads = k.weights[0].length;
+  const grid = document.getElementById("grid");
+  grid.innerHTML = "";
+  grid.style.gridTemplateColumns = `max-content repeat(${heads + 1}, 60px)`;
+  grid.appendChild(document.createElement("span"));
+  for (let h = 0; h <= heads; h++) {
+    const s = document.createElement("span");
+    s.textContent = headName(h < heads ? h : "mean");
+    grid.appendChild(s);
+  }
+  for (let l = 0; l < layers; l++) {
+    const s = document.createElement("span");
+    s.textContent = layerName(l);
+    grid.appendChild(s);
+    for (let h = 0; h <= heads; h++) {
+      const head = h < heads ? h : "mean", z = matrix(state.kind, l, head);
+      const c = document.createElement("canvas");
+      c.width = z[0].length; c.height = z.length; c.dataset.layer = l; c.dataset.head = String(head);
+      c.title = `${layerName(l)} · ${headName(head)}`;
+      const g = c.getContext("2d");
+      z.forEach((row, i) => row.forEach((v, j) => {
+        g.fillStyle = k.masked && j > i ? DATA.masked_color : rgb(v);
+        g.fillRect(j, i, 1, 1);
+      }));
+      c.addEventListener("click", () => { state.layer = l; state.head = head; draw(); });
+      grid.appendChild(c);
+    }
+  }
+}
+function choose(kind) {
+  state.kind = kind;
+  const k = DATA.kinds[kind];
+  state.layer = Math.min(state.layer, k.weights.length - 1);
+  const layer = document.getElementById("layer"), head = document.getElementById("head");
+  layer.innerHTML = k.weights.map((_, l) => `<option value="${l}">${l + 1}</option>`).join("");
+  head.innerHTML = `<option value="mean">${esc(LABELS.mean)}</option>` +
+    k.weights[0].map((_, h) => `<option value="${h}">${h + 1}</option>`).join("");
+  thumbnails();
+  draw();
+}
+document.querySelectorAll("button.kind").forEach((b) => b.addEventListener("click", () => choose(b.dataset.kind)));
+document.getElementById("layer").addEventListener("change", (ev) => { state.layer = Number(ev.target.value); draw(); });
+document.getElementById("head").addEventListener("change", (ev) => {
+  state.head = ev.target.value === "mean" ? "mean" : Number(ev.target.value); draw(); });
+const linked = location.hash.slice(1).split(".");
+if (DATA.kinds[linked[0]]) {
+  state.layer = Math.max(0, Number(linked[1] || 1) - 1);
+  state.head = linked[2] && linked[2] !== "mean" ? Number(linked[2]) - 1 : "mean";
+  choose(linked[0]);
+} else choose(state.kind);

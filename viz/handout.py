@@ -1,0 +1,126 @@
+"""A handout: one self-contained web page of one translation that opens offline, without Python, for a student to
+look at again at home. It holds the translation with its pieces and their probabilities and every attention map
+(each kind, every layer and head and their mean), switched in the page itself: a kind button, a layer and a head
+list, and a layers x heads grid of thumbnails whose click opens that head, as in the app (labelled axes, masked
+cells grey with x).
+
+Pure: plain data in, one HTML string out. Plotly's cartesian bundle (vendored from npm, MIT, 1.5 MB) is inlined;
+where the page holds Chinese, a font with just its characters is embedded (from the app's served subset), so it
+shows on a machine without a Chinese font. Nothing is fetched when the page opens.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+from plotly.colors import sequential
+
+from .attention import MASKED_COLOR
+from .cjk import FAMILY, FONT, UNICODE_RANGE, is_cjk, subset_woff2
+
+VENDOR = Path(__file__).with_name("vendor")
+PLOTLY_JS = VENDOR / "plotly-cartesian-4.1.1.min.js"
+SCRIPT = Path(__file__).with_name("handout.js")  # the page's own switching
+KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+def font_for(text: str, source: Path = FONT) -> bytes | None:
+    """A WOFF2 font with just the CJK characters of text (None when it has none or the font is missing)."""
+    chars = {c for c in text if is_cjk(c)}
+    return subset_woff2(source, chars) if chars and source.is_file() else None
+
+
+def rounded(weights: np.ndarray) -> list:
+    """(layers, heads, queries, keys) weights as nested lists of 4 decimals (each row still sums to 1 within 5e-4)."""
+    return np.round(np.asarray(weights, dtype=np.float64), 4).tolist()
+
+
+def _script_json(value) -> str:
+    """JSON safe inside a <script> element (no "</script>" can end it early)."""
+    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+
+
+def handout_html(document: dict, labels: dict, lang: str) -> str:
+    """document: {"source": text, "target": text, "model": a line naming the model, "pieces": [[piece,
+    probability], ...] (the output pieces), "kinds": {kind: {"name": the view's name, "queries": row labels,
+    "keys": column labels, "query_axis", "key_axis", "masked": whether the causal mask applies, "weights":
+    (layers, heads, queries, keys) arrays}}}, user text unescaped. labels: title, pieces, position, piece,
+    probability, layer, head, layer_n and head_n (templates with {n}), mean, weight, masked, grid, grid_hint, footer
+    (in the interface language)."""
+    kinds = {
+        kind: dict(entry, weights=rounded(entry["weights"]))
+        for kind, entry in document["kinds"].items()
+        if kind in KINDS
+    }
+    data = dict(
+        kinds=kinds,
+        order=[k for k in KINDS if k in kinds],
+        colorscale=[[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)],
+        masked_color=MASKED_COLOR,
+    )
+    text = json.dumps(document, ensure_ascii=False, default=str) + json.dumps(labels, ensure_ascii=False)
+    font = font_for(text)
+    font_css = (
+        f"@font-face{{font-family:{FAMILY};src:url(data:font/woff2;base64,"
+        + base64.b64encode(font).decode()
+        + f");unicode-range:{UNICODE_RANGE}}}"
+        if font
+        else ""
+    )
+    e = lambda s: html.escape(str(s), quote=True)  # noqa: E731
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{e(piece)}</td><td>{probability:.1%}</td></tr>"
+        for i, (piece, probability) in enumerate(document["pieces"])
+    )
+    kind_buttons = "".join(
+        f'<button type="button" class="kind" data-kind="{kind}">{e(kinds[kind]["name"])}</button>'
+        for kind in data["order"]
+    )
+    return f"""<!doctype html>
+<html lang="{e(lang)}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{e(labels["title"])}: {e(document["source"])}</title>
+<style>{font_css}
+body {{font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Roboto, Helvetica, Arial, explorer-cjk,
+  "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 980px; margin: 16px auto; padding: 0 12px;
+  color: #262730}}
+h1 {{font-size: 1.9rem; margin: 0.2em 0}} .source {{font-size: 1.15rem; margin: 0}}
+.model {{color: #666; font-size: 0.9rem}}
+table {{border-collapse: collapse}} td, th {{border: 1px solid #ddd; padding: 2px 8px; text-align: left}}
+#controls {{display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 12px 0}}
+button.kind {{font: inherit; padding: 6px 12px; border: 1px solid #bbb; background: #fff; border-radius: 6px;
+  cursor: pointer}}
+button.kind.on {{border-color: #ff4b4b; color: #ff4b4b}}
+select {{font: inherit; padding: 3px}}
+#grid {{display: grid; gap: 4px; align-items: center; justify-content: start}}
+#grid canvas {{width: 56px; height: 56px; cursor: pointer; border: 2px solid transparent; image-rendering: pixelated}}
+#grid canvas.on {{border-color: #d62728}}
+#grid span {{font-size: 0.8rem; color: #555; text-align: center}}
+footer {{color: #777; font-size: 0.8rem; margin-top: 24px}}
+</style>
+<script>{PLOTLY_JS.read_text(encoding="utf-8")}</script>
+</head><body>
+<h1>{e(document["target"])}</h1>
+<p class="source">{e(document["source"])}</p>
+<p class="model">{e(document["model"])}</p>
+<details><summary>{e(labels["pieces"])}</summary>
+<table><tr><th>{e(labels["position"])}</th><th>{e(labels["piece"])}</th><th>{e(labels["probability"])}</th></tr>
+{rows}</table></details>
+<div id="controls">{kind_buttons}
+<label>{e(labels["layer"])} <select id="layer"></select></label>
+<label>{e(labels["head"])} <select id="head"></select></label></div>
+<div id="map"></div>
+<h2 style="font-size:1.1rem">{e(labels["grid"])}</h2>
+<p class="model">{e(labels["grid_hint"])}</p>
+<div id="grid"></div>
+<footer>{e(labels["footer"])}</footer>
+<script>
+const DATA = {_script_json(data)};
+const LABELS = {_script_json(labels)};
+{SCRIPT.read_text(encoding="utf-8")}
+</script></body></html>
+"""
