@@ -125,3 +125,42 @@ def test_pages_render_through_the_balancer_and_survive_a_killed_replica(served, 
     wait_healthy(f"http://127.0.0.1:{victim}", timeout=120)  # and serve started the killed replica again
     for context, _ in pages:
         context.close()
+
+
+def test_requests_in_flight_when_a_replica_dies_are_answered_by_the_other(served):
+    """Issue 36: twelve streams of requests pinned to one replica (its cookie), the replica killed (SIGKILL) in the
+    middle: every request is answered 200, none 502 (HAProxy's retry-on resends the ones in flight, elsewhere)."""
+    import collections
+    import threading
+
+    url, replica_ports = served
+    codes, stop, killed = collections.Counter(), threading.Event(), threading.Event()
+    after_kill = collections.Counter()
+
+    def stream(path: str) -> None:
+        while not stop.is_set():
+            request = urllib.request.Request(url + path, headers={"Cookie": "SERVERID=r0"})
+            try:
+                code = urllib.request.urlopen(request, timeout=10).status
+            except urllib.error.HTTPError as error:
+                code = error.code
+            except OSError as error:
+                code = type(error).__name__
+            codes[code] += 1
+            if killed.is_set():
+                after_kill[code] += 1
+
+    streams = [threading.Thread(target=stream, args=(p,)) for p in ("/", "/_stcore/health", "/_stcore/host-config") * 4]
+    for thread in streams:
+        thread.start()
+    time.sleep(1.0)
+    os.kill(replica_pid(replica_ports[0]), signal.SIGKILL)
+    killed.set()
+    time.sleep(3.0)
+    stop.set()
+    for thread in streams:
+        thread.join()
+    assert sum(after_kill.values()) > 50  # the streams went on through the kill
+    assert set(codes) == {200}, dict(codes)
+    wait_healthy(f"http://127.0.0.1:{replica_ports[0]}", timeout=120)  # serve started it again
+    wait_served(url)
