@@ -156,16 +156,59 @@ def compare_step(
     return StepComparison(text, drops, scores, [] if ig_step is None else [ig_step])
 
 
+def piece_correlations(s: SentenceScores, key: tuple[str, int]) -> list[float]:
+    """key's rank correlation with occlusion at each output piece of one sentence (none under MIN_WORDS words)."""
+    if key not in s.methods or s.drops.shape[1] < MIN_WORDS:
+        return []
+    rs = (spearman(s.methods[key][t], s.drops[t]) for t in range(s.drops.shape[0]))
+    return [r for r in rs if not np.isnan(r)]
+
+
 def mean_correlation(per_sentence: list[SentenceScores], key: tuple[str, int]) -> float:
-    values = []
-    for s in per_sentence:
-        if key not in s.methods or s.drops.shape[1] < MIN_WORDS:
-            continue
-        for t in range(s.drops.shape[0]):
-            r = spearman(s.methods[key][t], s.drops[t])
-            if not np.isnan(r):
-                values.append(r)
+    """The mean over every output piece of every sentence: the number faithfulness.csv reports."""
+    values = [r for s in per_sentence for r in piece_correlations(s, key)]
     return float(np.mean(values)) if values else float("nan")
+
+
+SENTENCE_COLUMNS = ["sentence", "method", "layer", "rho_sum", "pieces"]
+BOOTSTRAP_RESAMPLES = 1000
+
+
+def sentence_correlations(per_sentence: list[SentenceScores]) -> pd.DataFrame:
+    """One row per sentence and method: the sum of its pieces' correlations and how many pieces, so the corpus
+    mean (sum of sums / sum of pieces) can be resampled over sentences (faithfulness_sentences.csv)."""
+    keys = list(dict.fromkeys(key for s in per_sentence for key in s.methods))
+    rows = []
+    for k, s in enumerate(per_sentence):
+        for method, layer in keys:
+            rs = piece_correlations(s, (method, layer))
+            if rs:
+                rows.append({"sentence": k, "method": method, "layer": layer, "rho_sum": sum(rs), "pieces": len(rs)})
+    return pd.DataFrame(rows, columns=SENTENCE_COLUMNS)
+
+
+def bootstrap_interval(
+    rho_sums: np.ndarray, pieces: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
+) -> tuple[float, float]:
+    """95 % percentile interval of the corpus mean (sum of rho over pieces / pieces) over sentences drawn with
+    replacement: how much the reported mean would move on another sample of sentences like these."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(rho_sums), size=(resamples, len(rho_sums)))
+    means = rho_sums[draws].sum(1) / pieces[draws].sum(1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return round(float(low), 4), round(float(high), 4)
+
+
+def with_intervals(table: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataFrame:
+    """table with each method's 95 % bootstrap interval over sentences (ci_low, ci_high)."""
+    table = table.copy()
+    bounds = []
+    for method, layer in zip(table["method"], table["layer"]):
+        rows = sentences[(sentences["method"] == method) & (sentences["layer"] == layer)]
+        ok = len(rows) > 1
+        bounds.append(bootstrap_interval(rows["rho_sum"].to_numpy(), rows["pieces"].to_numpy()) if ok else (None, None))
+    table["ci_low"], table["ci_high"] = [b[0] for b in bounds], [b[1] for b in bounds]
+    return table
 
 
 def aer_for(alignment: dict | None, method: str, layer: int) -> float | None:
@@ -190,6 +233,15 @@ def faithfulness_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """slow_sentences: integrated gradients only on this many of the sentences (it costs hundreds of passes)."""
+    scored = score_sentences(model, source_tokenizer, target_tokenizer, sentences, methods, slow_sentences, progress)
+    return summarize(scored, alignment)
+
+
+def score_sentences(
+    model, source_tokenizer, target_tokenizer, sentences: list[str], methods, slow_sentences: int, progress=False
+) -> list[SentenceScores]:
+    """Occlusion and every method's scores on each sentence's greedy translation (integrated gradients on the
+    first slow_sentences only)."""
     fast = tuple(m for m in methods if METHODS[m].seconds <= SLOW_SECONDS)
     scored = []
     for k, sentence in enumerate(sentences):
@@ -198,6 +250,11 @@ def faithfulness_table(
         scored.append(sentence_scores(model, tr.source_ids, tr.source_pieces, tr.target_ids, chosen))
         if progress and (k + 1) % 25 == 0:
             print(f"  {k + 1}/{len(sentences)} sentences", flush=True)
+    return scored
+
+
+def summarize(scored: list[SentenceScores], alignment: dict | None = None) -> pd.DataFrame:
+    """faithfulness.csv: each method's mean correlation over every piece, its AER, its sentences."""
     keys = list(dict.fromkeys(key for s in scored for key in s.methods))
     rows = []
     for method, layer in keys:
@@ -214,7 +271,14 @@ def faithfulness_table(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def sentences_path(table: Path) -> Path:
+    """Where the per-sentence correlations lie beside a faithfulness table."""
+    return table.with_name(table.stem + "_sentences.csv")
+
+
 def read_faithfulness(path: Path | str) -> pd.DataFrame:
+    """faithfulness.csv; with ci_low and ci_high when it was written with its per-sentence correlations (older
+    tables have neither: the interval columns are then absent)."""
     frame = pd.read_csv(path)
     missing = set(COLUMNS) - set(frame.columns)
     if missing:
@@ -255,21 +319,22 @@ def main(argv=None):
         sentences = [e.source for e in load_splits(loaded.metadata["corpus"]).test[: args.n]]
     alignment_path = Path(args.checkpoint) / "alignment.json"
     alignment = json.loads(alignment_path.read_text()) if alignment_path.is_file() else None
-    methods = tuple(METHODS)
-    table = faithfulness_table(
+    scored = score_sentences(
         loaded.model,
         loaded.source_tokenizer,
         loaded.target_tokenizer,
         sentences,
-        methods,
+        tuple(METHODS),
         args.ig_sentences,
-        alignment,
         progress=True,
     )
+    per_sentence = sentence_correlations(scored)
+    table = with_intervals(summarize(scored, alignment), per_sentence)
     out = args.out or Path(args.checkpoint) / "faithfulness.csv"
     table.to_csv(out, index=False)
+    per_sentence.to_csv(sentences_path(out), index=False)
     print(table.to_string(index=False))
-    print(f"-> {out}")
+    print(f"-> {out}, {sentences_path(out)}")
 
 
 if __name__ == "__main__":

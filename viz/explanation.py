@@ -53,9 +53,28 @@ def method_comparison(
     return fig
 
 
-def faithfulness_bars(labels: list[str], spearman: list[float], title: str, axis_label: str) -> go.Figure:
-    """One horizontal bar per method (and layer): its mean rank correlation with occlusion."""
+def faithfulness_bars(
+    labels: list[str],
+    spearman: list[float],
+    title: str,
+    axis_label: str,
+    intervals: list[tuple[float, float]] | None = None,
+) -> go.Figure:
+    """One horizontal bar per method (and layer): its mean rank correlation with occlusion; intervals: each one's
+    95 % bootstrap interval over sentences, drawn as an error bar (methods whose bars overlap are not told apart
+    by these sentences)."""
     order = np.argsort(np.asarray(spearman, dtype=float))
+    error = None
+    if intervals is not None:
+        error = dict(
+            type="data",
+            symmetric=False,
+            array=[intervals[i][1] - spearman[i] for i in order],
+            arrayminus=[spearman[i] - intervals[i][0] for i in order],
+            color="#444",
+            thickness=1.2,
+            width=3,
+        )
     fig = go.Figure(
         go.Bar(
             x=[spearman[i] for i in order],
@@ -64,6 +83,7 @@ def faithfulness_bars(labels: list[str], spearman: list[float], title: str, axis
             text=[f"{spearman[i]:.2f}" for i in order],
             textposition="outside",
             marker_color=["#c0392b" if spearman[i] < 0 else "#2e86c1" for i in order],
+            error_x=error,
         )
     )
     text, lines = wrapped_title(plotly_literal([title])[0])

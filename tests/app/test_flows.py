@@ -130,14 +130,22 @@ def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_ro
 
     from .test_lessons import open_lesson
 
-    table = faithfulness.faithfulness_table(
+    scored = faithfulness.score_sentences(
         *_loaded(tiny_checkpoint),
-        ["Tom drinks tea.", "I like coffee."],
+        ["Tom drinks tea.", "I like coffee.", "We walk home now."],
         ("attention", "norm", "rollout"),
         slow_sentences=0,
     )
+    table = faithfulness.summarize(scored)
     table.to_csv(checkpoint_root / "tiny-a" / "faithfulness.csv", index=False)
     at = open_lesson(run_app(s="Tom drinks tea."), "lesson_explanation")
+    assert any("shows no interval" in c.value for c in at.caption)  # an older table: said, not drawn
+    table = faithfulness.with_intervals(table, faithfulness.sentence_correlations(scored))
+    table.to_csv(checkpoint_root / "tiny-a" / "faithfulness.csv", index=False)
+    at = open_lesson(run_app(s="Tom drinks tea."), "lesson_explanation")
+    bars = figures(at)["explain-corpus"]["data"][0]
+    assert len(bars["error_x"]["array"]) == len(table)  # each method's interval over the sentences
+    assert any("95 % of the means over 3 sentences" in c.value for c in at.caption)
     fig = figures(at)["explain-methods"]
     names = fig["layout"]["yaxis"]["ticktext"]
     assert names[0].startswith("occlusion") and len(names) == 6  # + raw, norm, value zeroing, rollout, grad x input

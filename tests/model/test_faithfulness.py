@@ -75,3 +75,25 @@ def test_the_chance_level_of_a_rank_correlation_over_few_words_matches_the_publi
     # with four words no value is that rare: even rho = +-1 comes from 2 of the 24 orders
     assert chance_correlation(4) == (None, pytest.approx(2 / 24))
     assert chance_correlation(20)[0] == pytest.approx(0.45, abs=0.01)  # the normal approximation from 9 words
+
+
+def test_the_corpus_mean_comes_with_a_bootstrap_interval_over_sentences(tiny_model, tiny_tokenizers, tmp_path):
+    from model import faithfulness as f
+
+    sentences = ["Tom drinks tea.", "I like coffee very much.", "The cat sleeps on the sofa.", "We walk home now."]
+    scored = f.score_sentences(tiny_model, *tiny_tokenizers, sentences, ("attention", "rollout"), slow_sentences=0)
+    per = f.sentence_correlations(scored)
+    assert list(per.columns) == f.SENTENCE_COLUMNS
+    table = f.with_intervals(f.summarize(scored), per)
+    for row in table.itertuples():
+        rows = per[(per["method"] == row.method) & (per["layer"] == row.layer)]
+        # the per-sentence sums give back the table's mean, and the interval holds it
+        assert rows["rho_sum"].sum() / rows["pieces"].sum() == pytest.approx(row.spearman, abs=1e-4)
+        assert row.ci_low <= row.spearman + 1e-4 and row.spearman - 1e-4 <= row.ci_high
+    # the same resampling gives the same interval; half the sentences, a wider one (on made-up sums)
+    rng = np.random.default_rng(1)
+    sums, pieces = rng.normal(2.0, 1.5, 300), rng.integers(4, 12, 300).astype(float)
+    wide, narrow = f.bootstrap_interval(sums[:30], pieces[:30]), f.bootstrap_interval(sums, pieces)
+    assert f.bootstrap_interval(sums, pieces) == narrow
+    assert wide[1] - wide[0] > 2 * (narrow[1] - narrow[0])
+    assert f.sentences_path(tmp_path / "faithfulness.csv").name == "faithfulness_sentences.csv"

@@ -85,12 +85,16 @@ def show_explanation(ctx: Context) -> None:
     most = int(table["sentences"].max())
     bars = [method_label(r.method, int(r.layer), lang) for r in table.itertuples()]
     bars = [b if n == most else t("explain_ig_n", lang, label=b, n=int(n)) for b, n in zip(bars, table["sentences"])]
+    # Each method's 95 % interval over sentences, where the table was written with its per-sentence correlations.
+    has_intervals = {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all()
+    intervals = list(zip(table["ci_low"], table["ci_high"])) if has_intervals else None
     chart(
         faithfulness_bars(
             bars,
             table["spearman"].tolist(),
             t("explain_corpus_title", lang, n=int(table["sentences"].max())),
             t("explain_rho", lang),
+            intervals,
         ),
         key="explain-corpus",
     )
@@ -98,9 +102,19 @@ def show_explanation(ctx: Context) -> None:
         {
             t("aer_col_method", lang): bars,
             t("explain_rho", lang): [f"{x:.2f}" for x in table["spearman"]],
+            **(
+                {t("explain_interval", lang): [f"{a:.2f} – {b:.2f}" for a, b in intervals]}
+                if intervals is not None
+                else {}
+            ),
             "AER": ["–" if pd.isna(x) else f"{x:.2f}" for x in table["aer"]],
             t("explain_sentences", lang): table["sentences"],
         }
     )
     st.dataframe(shown, hide_index=True, width="stretch", key="explain-table")
     st.caption(t("explain_corpus_note", lang))
+    st.caption(
+        t("explain_interval_note", lang, n=most)
+        if intervals is not None
+        else t("explain_no_interval", lang, path=ctx.checkpoint)
+    )
