@@ -21,7 +21,7 @@ import torch
 
 from model.checkpoint import CheckpointError, list_checkpoints, read_metadata
 from ui import navigation, session, views, widgets
-from ui.attention import translation_notes
+from ui.attention import MAP_TABS, translation_notes
 from ui.checkpoints import checkpoint_root
 from ui.common import Context
 from ui.lessons.learned import start_default_run
@@ -117,6 +117,9 @@ def main() -> None:
     # the page-wide choices too: a view that does not read them does not draw them
     widgets.keep(("layer", "head", "flow_method", "word_level") + views.kept_widgets())
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
+    if loaded is not None:  # a head switched in the browser since the last run (before its selectors are drawn)
+        cfg = loaded.model.cfg
+        session.adopt_browser_view(max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads)
     if loaded is not None:  # the query-key view's held-out sample, computed in the background once per server
         warm_qk_sample(str(checkpoint_root() / st.session_state.checkpoint))
     start_default_run()  # the lesson "Attention is learned": its default toy run, trained once per server
@@ -136,6 +139,8 @@ def main() -> None:
     session.apply_link_view(cfg)
     session.open_cross_attention_on_the_best_aligner(get_alignment(checkpoint))
     offered = views.selectors_for(st.session_state.page, st.session_state.get("tab"))
+    if st.session_state.get("browser_switching") and st.session_state.get("tab") in MAP_TABS:
+        offered = tuple(s for s in offered if s not in ("layer", "head"))  # the maps' own lists choose them
     if not st.session_state.present:
         view_selectors(cfg, lang, offered)
     session.write_url()
@@ -201,7 +206,7 @@ def main() -> None:
             navigation.lesson_tabs(ctx)
         else:
             navigation.explorer_tabs(ctx)
-    session.write_url()  # again: a view may have replaced a link's value that did not fit the sentence
+    session.write_url(final=True)  # again: a view may have replaced a link's value that did not fit the sentence
     if st.session_state.pop("prefetch_flows", False):  # a decoder or cross map was drawn: while its reader
         prefetch_flows(checkpoint, tr)  # looks at it, an idle server computes what a method switch would wait for
 

@@ -11,12 +11,13 @@ from model.confidence import mean_log_prob
 from ui import models, widgets
 from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
 from ui.decoding import show_trail
-from ui.handout import handout
+from ui.handout import handout, handout_labels, kind_document
 from ui.models import get_alignment, get_calibration, get_flow, get_model
 from ui.views import View, register
 from ui.words import t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
+from viz.handout import switcher_html
 from viz.tables import attention_csv, probability_text, token_table
 
 
@@ -158,6 +159,12 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
         )
 
 
+# Where the app serves static/ (server.enableStaticServing): Plotly's bundle and the Chinese font for the maps
+# switched in the browser.
+STATIC_URL = "/app/static"
+MAIN_COLUMN_PX = 564  # the main column at 1024 px with the sidebar open: the in-browser grid is sized to fit it
+
+
 def show_attention(ctx: Context, kind: str) -> None:
     """One kind's map for the chosen layer and head, its explanation, downloads and the layers x heads grid.
     The download button keeps ctx.fetch (which gets the translation again from the shared cache, or computes it
@@ -186,7 +193,15 @@ def show_attention(ctx: Context, kind: str) -> None:
             signed=signed,
             value_label=unit,
         )
-    chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
+    # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
+    # switch draws there, without a server run (the layer and head reach the server through the link).
+    in_browser = (
+        st.session_state.get("browser_switching") and flow is None and not word_level and not st.session_state.present
+    )
+    if in_browser:
+        show_in_browser(tr, kind, layer, head, lang, languages)
+    else:
+        chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
     if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_FLOWS):
         st.session_state.prefetch_flows = True  # app.main starts it once the page is drawn
     raw = method == attribute.RAW
@@ -201,7 +216,7 @@ def show_attention(ctx: Context, kind: str) -> None:
                     steps=computed.steps_used,
                 )
             )
-    if kind == "cross" and raw:
+    if kind == "cross" and raw and not in_browser:  # about the server's map; the page's own may show another
         show_alignment_score(checkpoint, layer, head, lang)
     if raw:  # what the weights of this kind are; another account has its own caption above
         st.caption(
@@ -211,19 +226,23 @@ def show_attention(ctx: Context, kind: str) -> None:
             )
         )
     attention = tr.attention(kind)
-    if head == "mean":
+    if head == "mean" or in_browser:  # the page's lists offer the mean too
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
     # Files are made only when a button is clicked (a callable), not on every run; a click does not rerun.
-    csv_button, npz_button, html_button = st.columns(3)
-    shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
-    csv_button.download_button(
-        t("download_csv" if raw else "download_csv_method", lang),
-        lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
-        file_name=f"{kind}-layer{layer}-head{head}{'' if raw else '-' + method}{'-words' if word_level else ''}.csv",
-        mime="text/csv",
-        key=f"csv-{kind}",
-        on_click="ignore",
-    )
+    # Two a row: three cut their labels in the main column at 1024 px. The one map's CSV is the server's chosen
+    # head: not offered while the page switches heads itself (the web page holds them all).
+    csv_button, npz_button = st.columns(2)
+    html_button = csv_button if in_browser else st
+    if not in_browser:
+        shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
+        csv_button.download_button(
+            t("download_csv" if raw else "download_csv_method", lang),
+            lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
+            file_name=f"{kind}-layer{layer}-head{head}{'' if raw else '-' + method}{'-words' * word_level}.csv",
+            mime="text/csv",
+            key=f"csv-{kind}",
+            on_click="ignore",
+        )
     npz_button.download_button(
         t("download_npz", lang),
         lambda: export.to_bytes(fetch(), ".npz"),
@@ -243,6 +262,9 @@ def show_attention(ctx: Context, kind: str) -> None:
         on_click="ignore",
         help=t("download_html_help", lang),
     )
+    st.toggle(t("browser_switching", lang), key="browser_switching", help=t("browser_switching_help", lang))
+    if in_browser:
+        return  # the grid is in the page's own drawing
     # the chosen head, outlined in the grid, where the map shows one head
     highlight = (
         (layer - 1, int(head) - 1) if head != "mean" and attribute.METHODS[method].granularity == "head" else None
@@ -265,6 +287,29 @@ def show_attention(ctx: Context, kind: str) -> None:
     )
     chart(grid, key=f"grid-{kind}")
     st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))
+
+
+def show_in_browser(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, languages) -> None:
+    """This kind's maps switched in the page (viz.handout.switcher_html): one iframe with every layer and head."""
+    st.session_state.link_in_browser = True  # app.main: the page writes the link from now on (ui.session)
+    document = dict(
+        kinds={kind: kind_document(tr, kind, lang, languages)}, link=st.session_state.get("link_params", {})
+    )
+    queries, keys = document["kinds"][kind]["queries"], document["kinds"][kind]["keys"]
+    page = switcher_html(
+        document,
+        handout_labels(lang),
+        lang,
+        layer - 1,
+        head if head == "mean" else int(head) - 1,
+        STATIC_URL,
+    )
+    longest = max((len(k) for k in keys), default=1)
+    map_height = max(320, 154 + 26 * len(queries) + (longest * 5 if len(keys) > 8 else 0))  # as viz/handout.js
+    layers, heads = tr.attention(kind).shape[:2]
+    thumb = max(24, min(56, (MAIN_COLUMN_PX - 64) // (heads + 1) - 8)) + 8
+    # Our own page (every piece of the sentence escaped in it), same-origin: it writes the app's link.
+    st.iframe(page, height=50 + map_height + 30 + thumb * layers)
 
 
 def draw_encoder(ctx: Context) -> None:
@@ -331,6 +376,10 @@ def translation_notes(
 
 
 MAP_READS = ("layer", "head", "flow", "word_level")
-register(View("tab_encoder", "group_maps", draw_encoder, reads=MAP_READS))
-register(View("tab_decoder", "group_maps", lambda ctx: show_attention(ctx, "decoder_self"), reads=MAP_READS))
-register(View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross"), reads=MAP_READS))
+MAP_TABS = ("tab_encoder", "tab_decoder", "tab_cross")
+MAP_WIDGETS = ("browser_switching",)
+register(View("tab_encoder", "group_maps", draw_encoder, MAP_WIDGETS, reads=MAP_READS))
+register(
+    View("tab_decoder", "group_maps", lambda ctx: show_attention(ctx, "decoder_self"), MAP_WIDGETS, reads=MAP_READS)
+)
+register(View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross"), MAP_WIDGETS, reads=MAP_READS))

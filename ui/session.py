@@ -263,7 +263,36 @@ def current_trail(checkpoint: str, sentence: str, beam: int, vocab_size: int) ->
     return tuple(tuple(step) for step in kept)
 
 
-def write_url() -> None:
-    """The link of what the page shows (ui.links.LinkState), in the address bar."""
+def write_url(final: bool = False) -> None:
+    """The link of what the page shows, in the address bar. final: the run's last write; where the page's maps
+    are switched in the browser (ui.attention sets link_in_browser), the browser writes the link itself from now
+    on: the server's copy is cleared, because Streamlit's page sends its own copy of the query string with every
+    run when it has one, and the address bar's only when it has none."""
     link = links.link_from_session(st.session_state, next(iter(registry.views())), next(iter(registry.lessons())))
-    st.query_params.from_dict(link.to_params())
+    params = link.to_params()
+    st.session_state.link_params = params  # for the maps switched in the browser, which write it themselves
+    st.session_state.url_view = (params.get("layer"), params.get("head"))  # what adopt_browser_view compares with
+    if final and st.session_state.pop("link_in_browser", False):
+        st.query_params.clear()
+    else:
+        st.query_params.from_dict(params)
+
+
+def adopt_browser_view(deepest: int, n_heads: int) -> None:
+    """A layer or head chosen in the browser (the attention maps switched in the page, ui.attention) was written
+    into the link without a script run; at the next run, whatever caused it, every view takes it from there.
+    Only a link that differs from what the server itself wrote last is the browser's choice (a sidebar choice
+    made meanwhile arrives as that widget's value, with the link still as the server left it)."""
+    written = st.session_state.get("url_view")
+    if written is None:
+        return
+    layer, head = st.query_params.get("layer"), st.query_params.get("head")
+    if (layer, head) == written or layer is None:
+        return
+    if (str(st.session_state.get("layer")), st.session_state.get("head")) != written:
+        return  # chosen in the sidebar since: that choice stands
+    if layer and layer.isdigit() and 1 <= int(layer) <= deepest:
+        st.session_state.layer = int(layer)
+    if head == "mean" or (head and head.isdigit() and 1 <= int(head) <= n_heads):
+        st.session_state.head = head
+    st.session_state.view_chosen = True

@@ -1,6 +1,6 @@
 // The handout's own switching (viz/handout.py): runs in the browser on the page's DATA and LABELS.
 let drawnKind = null;  // the kind whose axes the map has now
-const state = {kind: DATA.order[DATA.order.length - 1], layer: 0, head: "mean"};
+const state = {kind: DATA.order[DATA.order.length - 1], layer: DATA.start.layer, head: DATA.start.head};
 const layerName = (l) => LABELS.layer_n.replace("{n}", l + 1);  // "layer 2", "第 2 层"
 const headName = (h) => (h === "mean" ? LABELS.mean : LABELS.head_n.replace("{n}", h + 1));
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -45,11 +45,16 @@ function draw() {
       xanchor: "left"},
     xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
       tickangle: m > 8 ? -45 : 0, automargin: true},
-    yaxis: {title: {text: esc(k.query_axis)}, tickmode: "array", tickvals: y, ticktext: queries,
+    // The query axis's name under the map, upright (turned on its side it ran off a short map, and Chinese
+    // turned on its side is read with a tilted head), as in the app.
+    annotations: [{text: `↓ ${esc(k.query_axis)}`, xref: "paper", yref: "paper", x: 0, y: 0, xanchor: "left",
+      yanchor: "top", yshift: -4, showarrow: false}],
+    yaxis: {tickmode: "array", tickvals: y, ticktext: queries,
       autorange: "reversed", automargin: true},
-    margin: {l: 10, r: 10, b: 10, t: 90 + (m > 8 ? Math.round(longest * 5) : 0)},
-    height: Math.max(320, 130 + 26 * n + (m > 8 ? longest * 5 : 0)),
+    margin: {l: 10, r: 10, b: 34, t: 90 + (m > 8 ? Math.round(longest * 5) : 0)},
+    height: Math.max(320, 154 + 26 * n + (m > 8 ? longest * 5 : 0)),
     plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
+    font: {family: getComputedStyle(document.body).fontFamily},
   };
   if (drawnKind === state.kind) {
     // The same kind: the same axes, so only the weights and the title change (a third of a full redraw).
@@ -64,13 +69,40 @@ function draw() {
   document.querySelectorAll("#grid canvas").forEach((c) =>
     c.classList.toggle("on", c.dataset.layer == state.layer && c.dataset.head == String(state.head)));
   window.lastDrawMs = performance.now() - started;  // what a switch cost, read by the tests
-  history.replaceState(null, "", `#${state.kind}.${state.layer + 1}.${state.head === "mean" ? "mean" : state.head + 1}`);
+  const head = state.head === "mean" ? "mean" : String(state.head + 1);
+  if (DATA.embedded) {
+    // Inside the app: the chosen layer and head go into the app's link, which the server reads at its next run
+    // (another view, another sentence) instead of being told at every switch.
+    writeLink(head);
+  } else {
+    history.replaceState(null, "", `#${state.kind}.${state.layer + 1}.${head}`);
+  }
+}
+function writeLink(head) {
+  // The app's link with this layer and head, in the app's address bar (the app cleared its own copy of the query
+  // string, so its next run sends this one).
+  const params = new URLSearchParams({...DATA.link, layer: String(state.layer + 1), head});
+  try {
+    const parent = window.parent;
+    if (parent.location.search !== `?${params}`) {
+      parent.history.replaceState(parent.history.state, "", `${parent.location.pathname}?${params}`);
+    }
+  } catch (error) {}  // a page that cannot reach its parent still switches
+}
+if (DATA.embedded) {
+  // The app clears its copy of the link as its run ends, which may come after this page's first write: again.
+  for (const wait of [300, 1000, 2500]) {
+    setTimeout(() => writeLink(state.head === "mean" ? "mean" : String(state.head + 1)), wait);
+  }
 }
 function thumbnails() {
   const k = DATA.kinds[state.kind], layers = k.weights.length, heads = k.weights[0].length;
   const grid = document.getElementById("grid");
   grid.innerHTML = "";
-  grid.style.gridTemplateColumns = `max-content repeat(${heads + 1}, 60px)`;
+  // Thumbnails as large as fit the page's width (the app's main column is 564 px at 1024 with the sidebar open).
+  const size = Math.max(24, Math.min(56, Math.floor((document.body.clientWidth - 64) / (heads + 1)) - 8));
+  grid.style.gridTemplateColumns = `max-content repeat(${heads + 1}, ${size + 4}px)`;
+  grid.style.setProperty("--thumb", `${size}px`);
   grid.appendChild(document.createElement("span"));
   for (let h = 0; h <= heads; h++) {
     const s = document.createElement("span");
@@ -111,7 +143,7 @@ document.querySelectorAll("button.kind").forEach((b) => b.addEventListener("clic
 document.getElementById("layer").addEventListener("change", (ev) => { state.layer = Number(ev.target.value); draw(); });
 document.getElementById("head").addEventListener("change", (ev) => {
   state.head = ev.target.value === "mean" ? "mean" : Number(ev.target.value); draw(); });
-const linked = location.hash.slice(1).split(".");
+const linked = DATA.embedded ? [] : location.hash.slice(1).split(".");
 if (DATA.kinds[linked[0]]) {
   state.layer = Math.max(0, Number(linked[1] || 1) - 1);
   state.head = linked[2] && linked[2] !== "mean" ? Number(linked[2]) - 1 : "mean";

@@ -4,9 +4,10 @@ look at again at home. It holds the translation with its pieces and their probab
 list, and a layers x heads grid of thumbnails whose click opens that head, as in the app (labelled axes, masked
 cells grey with x).
 
-Pure: plain data in, one HTML string out. Plotly's cartesian bundle (vendored from npm, MIT, 1.5 MB) is inlined;
-where the page holds Chinese, a font with just its characters is embedded (from the app's served subset), so it
-shows on a machine without a Chinese font. Nothing is fetched when the page opens.
+Pure: plain data in, one HTML string out. Plotly's cartesian bundle (static/, vendored from npm, MIT, 1.5 MB) is
+inlined; where the page holds Chinese, a font with just its characters is embedded (from the app's served subset),
+so it shows on a machine without a Chinese font. Nothing is fetched when the page opens. switcher_html is the
+same maps inside the app, switched in the browser.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from plotly.colors import sequential
 from .attention import MASKED_COLOR
 from .cjk import FAMILY, FONT, UNICODE_RANGE, is_cjk, subset_woff2
 
-VENDOR = Path(__file__).with_name("vendor")
-PLOTLY_JS = VENDOR / "plotly-cartesian-4.1.1.min.js"
+STATIC = Path(__file__).resolve().parent.parent / "static"  # served by the app at app/static/
+PLOTLY_JS = STATIC / "plotly-cartesian-4.1.1.min.js"  # vendored from npm (MIT): heatmaps, bars, scatter
 SCRIPT = Path(__file__).with_name("handout.js")  # the page's own switching
 KINDS = ("encoder_self", "decoder_self", "cross")
 
@@ -44,6 +45,93 @@ def _script_json(value) -> str:
     return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
 
 
+STYLE = """
+body {font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Roboto, Helvetica, Arial, explorer-cjk,
+  "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; color: #262730}
+h1 {font-size: 1.9rem; margin: 0.2em 0} .source {font-size: 1.15rem; margin: 0}
+.model {color: #666; font-size: 0.9rem}
+table {border-collapse: collapse} td, th {border: 1px solid #ddd; padding: 2px 8px; text-align: left}
+#controls {display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 12px 0}
+button.kind {font: inherit; padding: 6px 12px; border: 1px solid #bbb; background: #fff; border-radius: 6px;
+  cursor: pointer}
+button.kind.on {border-color: #ff4b4b; color: #ff4b4b}
+select {font: inherit; padding: 3px}
+#grid {display: grid; gap: 4px; align-items: center; justify-content: start}
+#grid canvas {width: var(--thumb, 56px); height: var(--thumb, 56px); cursor: pointer; border: 2px solid transparent;
+  image-rendering: pixelated}
+#grid canvas.on {border-color: #d62728}
+#grid span {font-size: 0.8rem; color: #555; text-align: center}
+footer {color: #777; font-size: 0.8rem; margin-top: 24px}
+"""
+
+
+def page_data(document: dict, embedded: bool = False, layer: int = 0, head: str = "mean") -> dict:
+    """What the page's script reads: every kind's maps (4 decimals), the colour scale, where to start (0-based
+    layer, "mean" or a 0-based head), and whether it sits inside the app (embedded: it then writes the app's link,
+    document["link"], with the chosen layer and head, into the app's address bar instead of its own)."""
+    kinds = {
+        kind: dict(entry, weights=rounded(entry["weights"]))
+        for kind, entry in document["kinds"].items()
+        if kind in KINDS
+    }
+    return dict(
+        kinds=kinds,
+        order=[k for k in KINDS if k in kinds],
+        colorscale=[[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)],
+        masked_color=MASKED_COLOR,
+        embedded=embedded,
+        start=dict(layer=layer, head=head),
+        link=document.get("link", {}),  # embedded: the app's link, whose layer and head the page keeps current
+    )
+
+
+def _escape(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _controls(data: dict, labels: dict) -> str:
+    e = _escape
+    kind_buttons = "".join(
+        f'<button type="button" class="kind" data-kind="{kind}">{e(data["kinds"][kind]["name"])}</button>'
+        for kind in data["order"]
+        if len(data["order"]) > 1
+    )
+    return f"""<div id="controls">{kind_buttons}
+<label>{e(labels["layer"])} <select id="layer"></select></label>
+<label>{e(labels["head"])} <select id="head"></select></label></div>
+<div id="map"></div>"""
+
+
+def _scripts(data: dict, labels: dict) -> str:
+    return f"""<script>
+const DATA = {_script_json(data)};
+const LABELS = {_script_json(labels)};
+{SCRIPT.read_text(encoding="utf-8")}
+</script>"""
+
+
+def switcher_html(document: dict, labels: dict, lang: str, layer: int, head: str, static_url: str) -> str:
+    """The app's own maps of one kind, switched in the browser (an iframe in the page): the layer and head lists,
+    the map and the layers x heads grid, as in the handout. Plotly and the Chinese font come from the app's
+    static files (static_url: where the app serves static/), so the page sent per sentence holds only its
+    numbers. A switch writes the app's link with its layer and head into the address bar, where the server reads
+    them at its next run (ui.session.adopt_browser_view): no script run per switch."""
+    data = page_data(document, embedded=True, layer=layer, head=head)
+    return f"""<!doctype html>
+<html lang="{_escape(lang)}"><head><meta charset="utf-8">
+<style>@font-face{{font-family:{FAMILY};src:url({static_url}/cjk-subset.woff2) format("woff2");
+unicode-range:{UNICODE_RANGE}}}
+{STYLE}
+body {{margin: 0}} #controls {{margin: 0 0 6px}}</style>
+<script src="{static_url}/{PLOTLY_JS.name}"></script>
+</head><body>
+{_controls(data, labels)}
+<div id="grid"></div>
+{_scripts(data, labels)}
+</body></html>
+"""
+
+
 def handout_html(document: dict, labels: dict, lang: str) -> str:
     """document: {"source": text, "target": text, "model": a line naming the model, "pieces": [[piece,
     probability], ...] (the output pieces), "kinds": {kind: {"name": the view's name, "queries": row labels,
@@ -51,17 +139,7 @@ def handout_html(document: dict, labels: dict, lang: str) -> str:
     (layers, heads, queries, keys) arrays}}}, user text unescaped. labels: title, pieces, position, piece,
     probability, layer, head, layer_n and head_n (templates with {n}), mean, weight, masked, grid, grid_hint, footer
     (in the interface language)."""
-    kinds = {
-        kind: dict(entry, weights=rounded(entry["weights"]))
-        for kind, entry in document["kinds"].items()
-        if kind in KINDS
-    }
-    data = dict(
-        kinds=kinds,
-        order=[k for k in KINDS if k in kinds],
-        colorscale=[[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)],
-        masked_color=MASKED_COLOR,
-    )
+    data = page_data(document)
     text = json.dumps(document, ensure_ascii=False, default=str) + json.dumps(labels, ensure_ascii=False)
     font = font_for(text)
     font_css = (
@@ -71,36 +149,18 @@ def handout_html(document: dict, labels: dict, lang: str) -> str:
         if font
         else ""
     )
-    e = lambda s: html.escape(str(s), quote=True)  # noqa: E731
+    e = _escape
     rows = "".join(
         f"<tr><td>{i}</td><td>{e(piece)}</td><td>{probability:.1%}</td></tr>"
         for i, (piece, probability) in enumerate(document["pieces"])
-    )
-    kind_buttons = "".join(
-        f'<button type="button" class="kind" data-kind="{kind}">{e(kinds[kind]["name"])}</button>'
-        for kind in data["order"]
     )
     return f"""<!doctype html>
 <html lang="{e(lang)}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{e(labels["title"])}: {e(document["source"])}</title>
 <style>{font_css}
-body {{font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Roboto, Helvetica, Arial, explorer-cjk,
-  "Noto Sans CJK SC", "Microsoft YaHei", sans-serif; max-width: 980px; margin: 16px auto; padding: 0 12px;
-  color: #262730}}
-h1 {{font-size: 1.9rem; margin: 0.2em 0}} .source {{font-size: 1.15rem; margin: 0}}
-.model {{color: #666; font-size: 0.9rem}}
-table {{border-collapse: collapse}} td, th {{border: 1px solid #ddd; padding: 2px 8px; text-align: left}}
-#controls {{display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 12px 0}}
-button.kind {{font: inherit; padding: 6px 12px; border: 1px solid #bbb; background: #fff; border-radius: 6px;
-  cursor: pointer}}
-button.kind.on {{border-color: #ff4b4b; color: #ff4b4b}}
-select {{font: inherit; padding: 3px}}
-#grid {{display: grid; gap: 4px; align-items: center; justify-content: start}}
-#grid canvas {{width: 56px; height: 56px; cursor: pointer; border: 2px solid transparent; image-rendering: pixelated}}
-#grid canvas.on {{border-color: #d62728}}
-#grid span {{font-size: 0.8rem; color: #555; text-align: center}}
-footer {{color: #777; font-size: 0.8rem; margin-top: 24px}}
+{STYLE}
+body {{max-width: 980px; margin: 16px auto; padding: 0 12px}}
 </style>
 <script>{PLOTLY_JS.read_text(encoding="utf-8")}</script>
 </head><body>
@@ -110,17 +170,10 @@ footer {{color: #777; font-size: 0.8rem; margin-top: 24px}}
 <details><summary>{e(labels["pieces"])}</summary>
 <table><tr><th>{e(labels["position"])}</th><th>{e(labels["piece"])}</th><th>{e(labels["probability"])}</th></tr>
 {rows}</table></details>
-<div id="controls">{kind_buttons}
-<label>{e(labels["layer"])} <select id="layer"></select></label>
-<label>{e(labels["head"])} <select id="head"></select></label></div>
-<div id="map"></div>
+{_controls(data, labels)}
 <h2 style="font-size:1.1rem">{e(labels["grid"])}</h2>
 <p class="model">{e(labels["grid_hint"])}</p>
 <div id="grid"></div>
 <footer>{e(labels["footer"])}</footer>
-<script>
-const DATA = {_script_json(data)};
-const LABELS = {_script_json(labels)};
-{SCRIPT.read_text(encoding="utf-8")}
-</script></body></html>
+{_scripts(data, labels)}</body></html>
 """

@@ -319,3 +319,30 @@ def test_every_link_value_the_sentence_cannot_have_gets_a_notice_on_the_page_the
             assert at.session_state["trail"] == []
         at.run()  # said once
         assert said not in " ".join(w.value for w in at.warning)
+
+
+def test_heads_switched_in_the_browser_reach_every_view_through_the_link(checkpoint_root):
+    """Issue 37: with the maps switched in the browser the page gets every head of the kind at once (no server
+    map), and the layer and head the page wrote into the link are what the next run's views read; a choice made
+    in the sidebar meanwhile stands."""
+    at = open_tab(run_app(s="I like tea."), "tab_cross")
+    at.toggle(key="browser_switching").set_value(True).run()
+    assert not at.exception
+    assert "heatmap-cross" not in figures(at) and "grid-cross" not in figures(at)  # drawn in the page instead
+    frame = at.get("iframe")[0].proto.srcdoc
+    data = json.loads(frame.split("const DATA = ")[1].split(";\n")[0])
+    assert np.array(data["kinds"]["cross"]["weights"]).shape[:2] == (2, 4)  # the tiny model: every layer and head
+    assert data["link"]["view"] == "tab_cross" and data["embedded"]
+    assert not at.query_params  # the page writes the link from now on
+    # the page switched to layer 2, head 2 and wrote it; another view opens
+    link = dict(data["link"], layer="2", head="2", view="tab_qk")
+    for key, value in link.items():
+        at.query_params[key] = value
+    open_tab(at, "tab_qk")
+    assert (at.session_state["layer"], at.session_state["head"]) == (2, "2")
+    # back on the map: a head chosen in the sidebar stands against an older link
+    at.session_state["browser_switching"] = False
+    open_tab(at, "tab_cross")
+    at.query_params["head"] = "3"  # as if the page had switched to head 3 meanwhile
+    at.selectbox(key="head").set_value("1").run()
+    assert at.session_state["head"] == "1"
