@@ -45,14 +45,22 @@ def readable(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
     return localized_head_table(frame, t, lang, {kind: t(f"kind_short_{kind}", lang) for kind in KIND_TAB})
 
 
+NARROW_COLUMN_PX = 52
+
+
 def head_table(frame: pd.DataFrame, lang: str, key: str | None = None) -> None:
     """A probe table as a reader sees it: localised, and each number column with one number of decimals (BLEU
     two, the rest three), so 39 and 38.99 do not stand one above the other as "39" and "38.99"."""
     shown = readable(frame, lang)
+    # Numbers in narrow columns (their full heading on hover), so a table of ten numbers fits the main column at
+    # 1024 px with the sidebar open instead of running off to the right.
     formats = {
-        localized: st.column_config.NumberColumn(format="%.2f" if original.startswith("bleu") else "%.3f")
+        localized: st.column_config.NumberColumn(
+            format="%.2f" if original.startswith("bleu") else "%.3f" if is_float else "%d", width=NARROW_COLUMN_PX
+        )
         for original, localized in zip(frame.columns, shown.columns)
-        if pd.api.types.is_float_dtype(frame[original])
+        if pd.api.types.is_numeric_dtype(frame[original])
+        for is_float in [pd.api.types.is_float_dtype(frame[original])]
     }
     st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=formats)
 

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .escape import plotly_literal
+from .titles import display_width
 
 COLORSCALE = "Blues"
 SIGNED_COLORSCALE = "RdBu_r"  # red: raises the piece's log-probability, blue: lowers it; white: 0
@@ -188,10 +189,12 @@ def _map_layout(
     # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
     # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
     angle = (-90 if font_scale > 1 else -45) if n_k > 8 else 0
-    longest = max((len(html.unescape(k)) for k in k_text), default=1)
+    # in Latin characters' widths: a Chinese character is two (counted as one, the labels' room was too small and
+    # the key axis title ran into the map's title)
+    longest = max((display_width(html.unescape(k)) for k in k_text), default=1)
     # an upright (-90°) label is as tall as its text is long; a slanted one about half that
     label_room = key_font + 6 if angle == 0 else round(key_font * (0.55 if angle == -90 else 0.5) * longest) + 8
-    top = label_room + round(16 * font_scale) + 8 + (round(20 * font_scale) + 4 if title else 0)
+    top = label_room + round(16 * font_scale) + 14 + (round(20 * font_scale) + 4 if title else 0)
     # A Chinese axis title turned on its side is read with a tilted head: it goes under the map, upright.
     upright = any("\u4e00" <= c <= "\u9fff" for c in query_axis)
     bottom = round(22 * font_scale) if upright else 0

@@ -324,3 +324,71 @@ def test_chinese_shows_on_a_machine_without_a_chinese_font(streamlit_server, tmp
         assert page.evaluate("() => document.fonts.check('16px explorer-cjk', '交叉注意力')")
         page.screenshot(path=str(ARTIFACTS / "chinese-without-a-chinese-font.png"))
         bare.close()
+
+
+# Every text box of every chart on the page: titles, subplot titles (annotations), axis titles, tick labels, with
+# the chart each belongs to; and every table whose content is wider than its box.
+MEASURE_CHARTS = r"""() => {
+    const boxes = [];
+    document.querySelectorAll('.js-plotly-plot').forEach((plot, chart) => {
+        const parts = {'.gtitle': 'title', '.annotation-text': 'annotation', '.xtitle': 'axis', '.ytitle': 'axis',
+                       '.xtick text': 'tick', '.ytick text': 'tick'};
+        for (const [selector, group] of Object.entries(parts)) {
+            plot.querySelectorAll(selector).forEach((t) => {
+                const r = t.getBoundingClientRect();
+                if (r.width > 0 && r.height > 0) boxes.push({chart, group, x: r.left, y: r.top, w: r.width,
+                    h: r.height, text: t.textContent, plotLeft: plot.getBoundingClientRect().left,
+                    plotRight: plot.getBoundingClientRect().right});
+            });
+        }
+    });
+    const wide = [...document.querySelectorAll('.dvn-scroller, [data-testid="stTable"]')]
+        .filter((t) => t.scrollWidth > t.clientWidth + 2)
+        .map((t) => {
+            const keyed = t.closest('[class*="st-key-"]');
+            const key = keyed ? [...keyed.classList].find((c) => c.startsWith('st-key-')) : '';
+            return `${key} ${t.scrollWidth} > ${t.clientWidth}`;
+        });
+    return {boxes, wide};
+}"""
+
+
+def overlapping_titles(boxes: list[dict]) -> list[tuple[str, str]]:
+    """Titles and subplot titles of one chart that run into each other or into another group's text."""
+    titles = [b for b in boxes if b["group"] in ("title", "annotation")]
+    return [
+        (a["text"], b["text"])
+        for a in titles
+        for b in boxes
+        if a is not b
+        and a["chart"] == b["chart"]
+        and not (a["group"] == "annotation" and b["group"] == "annotation" and a["y"] != b["y"])  # stacked lines
+        and a["x"] < b["x"] + b["w"] - 1
+        and b["x"] < a["x"] + a["w"] - 1
+        and a["y"] < b["y"] + b["h"] - 1
+        and b["y"] < a["y"] + a["h"] - 1
+    ]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("view", ["lesson_residual", "lesson_masks", "tab_heads"])
+def test_lessons_and_head_tables_fit_the_main_column_at_1024_with_the_sidebar_open(
+    streamlit_server, browser, lang, view
+):
+    """Issue 36: at 1024 px with the sidebar open, no chart title runs into another text or off its chart (lesson
+    6's LayerNorm panels and its LayerNorm/BatchNorm pair), and no table is wider than the main column (lesson 6's
+    LayerNorm table, lesson 4's batch table, the head statistics' tables)."""
+    page = browser.new_page(viewport={"width": 1024, "height": 3600})  # the whole view on one screen
+    query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=120_000)
+    wait_until_idle(page)
+    page.wait_for_timeout(1500)
+    assert_no_exception(page)
+    measured = page.evaluate(MEASURE_CHARTS)
+    page.screenshot(path=str(ARTIFACTS / f"fit-{view}-{lang}.png"))
+    assert not overlapping_titles(measured["boxes"]), overlapping_titles(measured["boxes"])[:5]
+    off = [b["text"] for b in measured["boxes"] if b["group"] == "title" and b["x"] + b["w"] > b["plotRight"] + 1]
+    assert not off, off
+    assert not measured["wide"], measured["wide"]
+    page.close()
