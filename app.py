@@ -117,10 +117,11 @@ def main() -> None:
     # the page-wide choices too: a view that does not read them does not draw them
     widgets.keep(("layer", "head", "flow_method", "word_level") + views.kept_widgets())
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
-    if loaded is not None:  # a head switched in the browser since the last run (before its selectors are drawn)
+    if loaded is not None:
+        # a head switched in the browser since the last run (before its selectors are drawn)
         cfg = loaded.model.cfg
         session.adopt_browser_view(max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads)
-    if loaded is not None:  # the query-key view's held-out sample, computed in the background once per server
+        # the query-key view's held-out sample, computed in the background once per server
         warm_qk_sample(str(checkpoint_root() / st.session_state.checkpoint))
     start_default_run()  # the lesson "Attention is learned": its default toy run, trained once per server
     sidebar({name: read_metadata(checkpoint_root() / name) for name in checkpoints})
