@@ -305,7 +305,7 @@ def show_in_browser(tr: decode.Translation, kind: str, layer: int, head: str, la
         STATIC_URL,
     )
     longest = max((len(k) for k in keys), default=1)
-    map_height = max(320, 154 + 26 * len(queries) + (longest * 5 if len(keys) > 8 else 0))  # as viz/handout.js
+    map_height = max(320, 140 + 26 * len(queries) + (longest * 6 if len(keys) > 8 else 18))  # as viz/handout.js
     layers, heads = tr.attention(kind).shape[:2]
     thumb = max(24, min(56, (MAIN_COLUMN_PX - 64) // (heads + 1) - 8)) + 8
     # Our own page (every piece of the sentence escaped in it), same-origin: it writes the app's link.

@@ -54,6 +54,17 @@ class Context:
     original: decode.Translation | None = None  # the model's own output when what-if choices (a trail) are set
 
 
+# Two maps of a comparison stand side by side only up to this many pieces: the main column at 1024 px with the
+# sidebar open gives each about 270 px, and with more pieces their cells' numbers ran into each other.
+SIDE_BY_SIDE_PIECES = 5
+
+
+def map_pair(pieces: int):
+    """Two places for the two maps of a comparison: side by side when they stay legible, else one under the
+    other."""
+    return tuple(st.columns(2)) if pieces <= SIDE_BY_SIDE_PIECES else (st.container(), st.container())
+
+
 def inspect_head(layer: int, head: int) -> None:
     st.session_state.update(layer=layer, head=str(head), view_chosen=True)
 

@@ -18,6 +18,7 @@ from ui.common import (
     every_head,
     kind_selector,
     layer_of_kind,
+    map_pair,
     open_head,
 )
 from ui.models import get_hypotheses
@@ -72,7 +73,7 @@ def show_compare(ctx: Context) -> None:
     )
     kind = kind_selector(lang, "compare_kind")
     layer = layer_of_kind(tr, kind, layer, lang)
-    left, right = st.columns(2)
+    left, right = map_pair(max(len(tr.source_pieces), len(tr.target_pieces), len(other.target_pieces)))
     figures = []
     for column, translation, name in ((left, tr, "a"), (right, other, "b")):
         fig, weights, queries, keys = attention_heatmap(translation, kind, layer, head, lang, word_level, languages)

@@ -195,8 +195,10 @@ def _map_layout(
     # an upright (-90°) label is as tall as its text is long; a slanted one about half that
     label_room = key_font + 6 if angle == 0 else round(key_font * (0.55 if angle == -90 else 0.5) * longest) + 8
     top = label_room + round(16 * font_scale) + 14 + (round(20 * font_scale) + 4 if title else 0)
-    # A Chinese axis title turned on its side is read with a tilted head: it goes under the map, upright.
-    upright = any("\u4e00" <= c <= "\u9fff" for c in query_axis)
+    # A Chinese axis title turned on its side is read with a tilted head, and a long one is longer than a short
+    # map is high (it was cut: "coder position (query): …"): either goes under the map, upright.
+    title_px = display_width(query_axis) * 6.5 * font_scale
+    upright = any("\u4e00" <= c <= "\u9fff" for c in query_axis) or title_px > 0.9 * n_q * round(26 * font_scale)
     bottom = round(22 * font_scale) if upright else 0
     # Rows 26 px (times font_scale); with max_height, as short as fits (down to the labels' own height), so a
     # projector's first screen holds the whole map of a ten-word sentence.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -26,9 +28,11 @@ def decoding_step_figure(
     under teacher forcing, fed) piece in green. A chosen piece outside the top k gets a bar of its own at the
     end, with its probability. labels: self, cross, next, weight, probability."""
     visible = step + 1  # position t sees decoder inputs 0..t; the rest is masked
-    fig = make_subplots(
-        rows=1, cols=3, subplot_titles=[labels["self"], labels["cross"], labels["next"]], horizontal_spacing=0.07
-    )
+    # A third of the main column at 1024 px holds about 22 Latin characters of a title: each wraps at that width
+    # (on one line each, the three read as one: "…of this pos…cross-att…").
+    titles = [wrapped_title(html.escape(labels[k], quote=False), 22) for k in ("self", "cross", "next")]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[text for text, _ in titles], horizontal_spacing=0.07)
+    fig.update_annotations(font_size=12)
     fig.add_trace(
         go.Bar(
             x=list(range(visible)),
@@ -73,7 +77,10 @@ def decoding_step_figure(
     # named once at the left and the probability chart says what it shows in its own title.
     for col in (1, 2, 3):
         fig.update_yaxes(range=[0, 1], title_text=labels["weight"] if col == 1 else None, row=1, col=col)
-    fig.update_layout(height=340, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    lines = max(n for _, n in titles)
+    fig.update_layout(height=320 + 18 * lines, showlegend=False, margin=dict(l=10, r=10, t=22 + 18 * lines, b=10))
+    # next pieces: upright labels, so neighbouring Chinese pieces never run into each other
+    fig.update_xaxes(tickangle=-90 if len(pieces) > 4 else 0, row=1, col=3)
     return fig
 
 

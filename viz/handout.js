@@ -41,8 +41,9 @@ function draw() {
     texttemplate: "%{text}", hovertemplate: `%{customdata[0]} → %{customdata[1]}<br>${esc(LABELS.masked)}<extra></extra>`});
   const longest = Math.max(...keys.map((s) => s.length));
   const layout = {
+    // The title at the top, the key axis's name and labels below it (together they ran into each other).
     title: {text: `${esc(k.name)} · ${esc(layerName(state.layer))} · ${esc(headName(state.head))}`, x: 0,
-      xanchor: "left"},
+      xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 6}},
     xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
       tickangle: m > 8 ? -45 : 0, automargin: true},
     // The query axis's name under the map, upright (turned on its side it ran off a short map, and Chinese
@@ -51,8 +52,8 @@ function draw() {
       yanchor: "top", yshift: -4, showarrow: false}],
     yaxis: {tickmode: "array", tickvals: y, ticktext: queries,
       autorange: "reversed", automargin: true},
-    margin: {l: 10, r: 10, b: 34, t: 90 + (m > 8 ? Math.round(longest * 5) : 0)},
-    height: Math.max(320, 154 + 26 * n + (m > 8 ? longest * 5 : 0)),
+    margin: {l: 10, r: 10, b: 34, t: 76 + (m > 8 ? Math.round(longest * 6) : 18)},
+    height: Math.max(320, 140 + 26 * n + (m > 8 ? longest * 6 : 18)),
     plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
     font: {family: getComputedStyle(document.body).fontFamily},
   };

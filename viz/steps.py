@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
 from .softmax import softmax
+from .titles import display_width
 
 
 @dataclass
@@ -55,12 +56,15 @@ def steps_table(steps: AttentionSteps, key_tokens: list[str], labels: dict) -> p
 def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str], labels: dict) -> go.Figure:
     """q (1 x d_k), K and V (keys x d_k) of one head, side by side."""
     keys = plotly_literal(key_tokens)
+    # K's row labels stand between q and K: the gap is as wide as the longest label (a fixed 12 % of the main
+    # column at 1024 px put "▁brother" over the q strip), at least 12 %.
+    longest = max((display_width(k) for k in key_tokens), default=1)
     fig = make_subplots(
         rows=1,
         cols=3,
         subplot_titles=[labels["q"], labels["k"], labels["v"]],
         row_heights=[1.0],
-        horizontal_spacing=0.12,
+        horizontal_spacing=min(0.3, max(0.12, (7 * longest + 24) / 520)),
     )
     limit = float(max(np.abs(steps.k).max(), np.abs(steps.q).max(), np.abs(steps.v).max(), 1e-6))
     for col, (z, rows) in enumerate(

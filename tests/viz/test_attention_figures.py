@@ -24,8 +24,13 @@ def test_axes_are_labelled_with_tokens_and_named():
     # Tick text is the tokens, HTML-escaped (Plotly shows "&lt;s&gt;" as "<s>").
     assert list(fig.layout.yaxis.ticktext) == [html.escape(q) for q in queries]
     assert list(fig.layout.xaxis.ticktext) == [html.escape(k) for k in keys]
-    assert fig.layout.yaxis.title.text == "decoder position (query)"
+    # A name longer than a short map is high stands upright under it (turned on its side it was cut off)...
+    assert fig.layout.yaxis.title.text is None
+    assert [a.text for a in fig.layout.annotations] == ["↓ decoder position (query)"]
     assert fig.layout.xaxis.title.text == "encoder position (key)"
+    # ...and along the side of a map tall enough for it
+    tall = attention_heatmap(random_attention(12, 5), list("abcdefghijkl"), keys, "decoder position (query)", "k")
+    assert tall.layout.yaxis.title.text == "decoder position (query)" and not tall.layout.annotations
     assert fig.layout.yaxis.autorange == "reversed"  # first query at the top, like a matrix
 
 

@@ -7,12 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from model import inside
-from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind
+from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind, map_pair
 from ui.models import get_forced, get_hypotheses, get_inside
 from ui.words import t
 from viz.escape import markdown_literal
-
-WIDE = 14  # pieces above which the two maps stand one under the other instead of side by side
 
 
 def show_no_attention(ctx: Context) -> None:
@@ -39,8 +37,7 @@ def show_no_attention(ctx: Context) -> None:
     )
 
     layer = layer_of_kind(tr, "cross", ctx.layer, lang)
-    wide = max(len(tr.source_pieces), len(tr.target_pieces), len(uniform.target_pieces)) > WIDE
-    boxes = (st.container(), st.container()) if wide else st.columns(2)
+    boxes = map_pair(max(len(tr.source_pieces), len(tr.target_pieces), len(uniform.target_pieces)))
     # Each map under its own translation: the learned one's rows are its pieces, the uniform one's are the
     # pieces the uniform run wrote.
     for box, translation, name in ((boxes[0], tr, "learned"), (boxes[1], uniform, "uniform")):

@@ -8,14 +8,13 @@ import streamlit as st
 from model import what_if
 from model.tokenizer import WORD_BOUNDARY
 from ui import widgets
-from ui.common import Context, axis_names, chart, head_name, layer_of_kind, selected_weights
+from ui.common import Context, axis_names, chart, head_name, layer_of_kind, map_pair, selected_weights
 from ui.models import get_word_order
 from ui.words import t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 
 EXAMPLE = "The dog chases the cat."
-WIDE = 14  # pieces above which the two maps stand one under the other
 # Not offered as the default pair: swapping two of these rarely shows anything ("walked to the the station").
 FUNCTION_WORDS = frozenset(
     "a an the to of in on at by for and or but is are was were be it i my your his her "
@@ -80,8 +79,7 @@ def show_word_order(ctx: Context) -> None:
     query_axis, key_axis = axis_names("encoder_self", lang)
     for positional in (False, True):
         st.markdown(f"**{t('order_with_pe' if positional else 'order_without_pe', lang)}**")
-        # Side by side while both maps stay legible; one under the other for long sentences.
-        columns = st.columns(2) if len(result.pieces) <= WIDE else (st.container(), st.container())
+        columns = map_pair(len(result.pieces))
         for column, pieces, attention, name in (
             (columns[0], result.pieces, result.attention, "original"),
             (columns[1], result.swapped_pieces, result.swapped_attention, "swapped"),
