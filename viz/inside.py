@@ -247,19 +247,21 @@ def output_distribution_figure(
             showlegend=False,
         )
     )
-    # Labels alternate above and below the curve: neighbouring ranks sit close together on a log axis.
-    positions = ["top right" if i % 2 else "bottom left" for i in range(len(text))]
+    # The most likely pieces are named in a line above the chart, by rank: on the log axis their points sit so
+    # close together that labels beside them ran into each other (最后 over 她的).
     fig.add_trace(
         go.Scatter(
             x=ranks[:named],
             y=probabilities[order[:named]],
-            mode="markers+text",
+            mode="markers",
             text=text,
-            textposition=positions,
             marker=dict(color=UPDATE_COLOR, size=8),
             showlegend=False,
             hovertemplate="%{text}: %{y:.4f}<extra></extra>",
         )
+    )
+    named_line, lines = wrapped_title(
+        "   ".join(f"{k + 1}. {piece} {probabilities[order[k]]:.0%}" for k, piece in enumerate(text)), 64
     )
     rank = int(np.nonzero(order == chosen)[0][0]) + 1
     fig.add_trace(
@@ -273,9 +275,9 @@ def output_distribution_figure(
         )
     )
     fig.update_layout(
-        title=_title(labels["title"]),
-        height=380,
-        margin=dict(l=10, r=10, t=60, b=10),
+        title=dict(text=html.escape(labels["title"], quote=False), subtitle=dict(text=named_line)),
+        height=380 + TITLE_LINE_PX * lines,
+        margin=dict(l=10, r=10, t=66 + TITLE_LINE_PX * lines, b=10),
         xaxis=dict(title=labels["rank"], type="log"),
         yaxis=dict(title=labels["probability"], type="log", exponentformat="power"),
         legend=dict(orientation="h", y=-0.2),

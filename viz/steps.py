@@ -272,10 +272,11 @@ def qk_space_figure(
         title=dict(text=labels["title"]),
         xaxis_title=labels["x"],
         yaxis_title=labels["y"],
-        height=560,
-        margin=dict(l=10, r=10, t=60, b=10),
+        height=600,
+        # the legend at the figure's foot, below the x axis's name (at -0.12 of the plot it touched it)
+        margin=dict(l=10, r=10, t=60, b=70),
         plot_bgcolor="white",
-        legend=dict(orientation="h", y=-0.12),
+        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
     )
     fig.update_yaxes(scaleanchor="x", constrain="domain")
     return fig

@@ -297,10 +297,10 @@ SAME_GLYPH = """async (family) => {
 }"""
 
 
-def test_chinese_shows_on_a_machine_without_a_chinese_font(streamlit_server, tmp_path):
+def test_chinese_shows_on_a_machine_without_a_chinese_font(streamlit_server, browser, tmp_path):
     """Issue 36: a Chromium whose fontconfig knows only DejaVu (no CJK font, like a fresh classroom PC) draws the
     Chinese interface and its charts in the app's own font, not as empty boxes."""
-    from .conftest import CHROMIUM, CHROMIUM_ARGS, sync_api
+    from .conftest import CHROMIUM, CHROMIUM_ARGS
 
     (tmp_path / "fonts.conf").write_text(
         '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
@@ -309,21 +309,21 @@ def test_chinese_shows_on_a_machine_without_a_chinese_font(streamlit_server, tmp
         encoding="utf-8",
     )
     env = {**os.environ, "FONTCONFIG_FILE": str(tmp_path / "fonts.conf")}
-    with sync_api.sync_playwright() as p:
-        bare = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env=env)
-        page = bare.new_page(viewport={"width": 1024, "height": 768})
-        page.goto(f"{streamlit_server}/?lang=zh&view=tab_cross", wait_until="domcontentloaded")
-        page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .ytick text", state="attached", timeout=120_000)
-        wait_until_idle(page)
-        assert page.evaluate(SAME_GLYPH, "sans-serif"), "this browser has a Chinese font: the test proves nothing"
-        assert not page.evaluate(SAME_GLYPH, "explorer-cjk")
-        # the page's text and the charts' labels name the served font after the Latin one
-        for selector in ("[data-testid='stMarkdownContainer'] p", ".js-plotly-plot .ytick text"):
-            family = page.evaluate(f'() => getComputedStyle(document.querySelector("{selector}")).fontFamily')
-            assert "explorer-cjk" in family, (selector, family)
-        assert page.evaluate("() => document.fonts.check('16px explorer-cjk', '交叉注意力')")
-        page.screenshot(path=str(ARTIFACTS / "chinese-without-a-chinese-font.png"))
-        bare.close()
+    # a second Chromium from the module's Playwright (a second Playwright cannot start inside the first)
+    bare = browser.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env=env)
+    page = bare.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(f"{streamlit_server}/?lang=zh&view=tab_cross", wait_until="domcontentloaded")
+    page.wait_for_selector("[role='tabpanel'] .js-plotly-plot .ytick text", state="attached", timeout=120_000)
+    wait_until_idle(page)
+    assert page.evaluate(SAME_GLYPH, "sans-serif"), "this browser has a Chinese font: the test proves nothing"
+    assert not page.evaluate(SAME_GLYPH, "explorer-cjk")
+    # the page's text and the charts' labels name the served font after the Latin one
+    for selector in ("[data-testid='stMarkdownContainer'] p", ".js-plotly-plot .ytick text"):
+        family = page.evaluate(f'() => getComputedStyle(document.querySelector("{selector}")).fontFamily')
+        assert "explorer-cjk" in family, (selector, family)
+    assert page.evaluate("() => document.fonts.check('16px explorer-cjk', '交叉注意力')")
+    page.screenshot(path=str(ARTIFACTS / "chinese-without-a-chinese-font.png"))
+    bare.close()
 
 
 # Every text box of every chart on the page: titles, subplot titles (annotations), axis titles, tick labels, with
