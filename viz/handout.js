@@ -23,6 +23,7 @@ function rgb(value) {
 function draw() {
   const started = performance.now();
   const k = DATA.kinds[state.kind], z = matrix(state.kind, state.layer, state.head);
+  const title = `${k.name} · ${layerName(state.layer)} · ${headName(state.head)}`;
   const n = z.length, m = z[0].length, masked = (i, j) => k.masked && j > i;
   const shown = z.map((row, i) => row.map((v, j) => (masked(i, j) ? null : v)));
   const grey = z.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
@@ -31,18 +32,22 @@ function draw() {
   const custom = y.map((i) => x.map((j) => [queries[i], keys[j]]));
   const values = Math.max(n, m) <= 14;  // cell values and the masked cells' x, as the app (above 14: too small)
   const traces = [{type: "heatmap", z: shown, x, y, customdata: custom, colorscale: DATA.colorscale, zmin: 0, zmax: 1,
-    xgap: 1, ygap: 1, texttemplate: values ? "%{z:.2f}" : "", textfont: {size: 10},
+    texttemplate: values ? "%{z:.2f}" : "", textfont: {size: 10},
     colorbar: {title: {text: LABELS.weight}, thickness: 12},
     hovertemplate: `${esc(k.query_axis)}: %{y} %{customdata[0]}<br>${esc(k.key_axis)}: %{x} %{customdata[1]}<br>${esc(LABELS.weight)}: %{z:.4f}<extra></extra>`}];
   // Masked cells: a grey trace with an x in each where values are shown; else left empty over a grey background
   // (one trace: a switch redraws half as much).
-  if (k.masked && values) traces.push({type: "heatmap", z: grey, x, y, customdata: custom, showscale: false, xgap: 1, ygap: 1,
+  if (k.masked && values) traces.push({type: "heatmap", z: grey, x, y, customdata: custom, showscale: false,
     colorscale: [[0, DATA.masked_color], [1, DATA.masked_color]], text: grey.map((r) => r.map((v) => (v ? "×" : ""))),
     texttemplate: "%{text}", hovertemplate: `%{customdata[0]} → %{customdata[1]}<br>${esc(LABELS.masked)}<extra></extra>`});
   const longest = Math.max(...keys.map((s) => s.length));
+  // The cells' white borders: one path drawn over the map once, not Plotly's xgap/ygap (which paint every cell
+  // into an image at the plot's full size and encode it at each switch: a third of a switch's time).
+  const borders = [...Array(m + 1).keys()].map((j) => `M${j - 0.5},-0.5V${n - 0.5}`).join("") +
+    [...Array(n + 1).keys()].map((i) => `M-0.5,${i - 0.5}H${m - 0.5}`).join("");
   const layout = {
     // The title at the top, the key axis's name and labels below it (together they ran into each other).
-    title: {text: `${esc(k.name)} · ${esc(layerName(state.layer))} · ${esc(headName(state.head))}`, x: 0,
+    title: {text: esc(title), x: 0,
       xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 6}},
     xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
       tickangle: m > 8 ? -45 : 0, automargin: true},
@@ -54,12 +59,16 @@ function draw() {
       autorange: "reversed", automargin: true},
     margin: {l: 10, r: 10, b: 34, t: 76 + (m > 8 ? Math.round(longest * 6) : 18)},
     height: Math.max(320, 140 + 26 * n + (m > 8 ? longest * 6 : 18)),
+    shapes: [{type: "path", path: borders, layer: "above", line: {color: "white", width: 1}}],
     plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
     font: {family: getComputedStyle(document.body).fontFamily},
   };
   if (drawnKind === state.kind) {
-    // The same kind: the same axes, so only the weights and the title change (a third of a full redraw).
-    Plotly.update("map", {z: [shown]}, {"title.text": layout.title.text}, [0]);
+    // The same kind: the same axes, so only the weights and the title change. The title is written into the
+    // figure's layout (any later redraw keeps it) and into its text, rather than relaid out by Plotly.
+    Plotly.restyle("map", {z: [shown]}, [0]);
+    document.getElementById("map").layout.title.text = layout.title.text;
+    document.querySelector("#map .gtitle").textContent = title;
   } else {
     Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});
     drawnKind = state.kind;

@@ -110,6 +110,26 @@ def wait_until_idle(page, timeout: int = 120_000) -> None:
     )
 
 
+def wait_for_quiet_machine(timeout: float = 60.0, busy_cores: float = 0.5) -> None:
+    """Wait (at most `timeout` s) until the machine's processes use less than `busy_cores` cores over half a second:
+    a server that computes a sentence's other views ahead, or a previous test's, shares this machine's two cores
+    with Chromium, and a browser timing would measure that work rather than the page's."""
+    import time
+
+    def ticks() -> tuple[int, int]:
+        fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+        return sum(fields) - fields[3] - fields[4], sum(fields)  # busy (all but idle and iowait), total
+
+    cores = os.cpu_count() or 1
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy0, total0 = ticks()
+        time.sleep(0.5)
+        busy1, total1 = ticks()
+        if total1 > total0 and (busy1 - busy0) / (total1 - total0) * cores < busy_cores:
+            return
+
+
 def assert_no_exception(page) -> None:
     errors = page.locator("[data-testid='stException']")
     if errors.count():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .conftest import ARTIFACTS, assert_no_exception, open_app, open_view, wait_until_idle
+from .conftest import ARTIFACTS, assert_no_exception, open_app, open_view, wait_for_quiet_machine, wait_until_idle
 
 
 def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server, browser):
@@ -139,6 +139,7 @@ def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_pag
     handout.on("pageerror", lambda e: errors.append(str(e)))
     handout.goto(path.as_uri())
     handout.wait_for_selector("#map .main-svg")
+    wait_for_quiet_machine()
 
     def title() -> str:
         return handout.locator("#map .gtitle").text_content()
