@@ -38,6 +38,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .align import GoldPair, alignment_error_rate
 from .decode import greedy_batch_tokens, pad_batch
 from .tokenizer import EOS_ID, PAD_ID, teacher_forced_input
 from .transformer import AttentionOptions, Transformer, TransformerConfig
@@ -190,6 +191,7 @@ class ToyRun:
     target: list[str]  # its correct translation, </s> included: the maps' rows
     alignment: list[int]  # the true source position of each target word
     parameters: int
+    held_out: int  # how many held-out sentences each snapshot's exact match and alignment error are measured on
     snapshots: list[Snapshot] = field(default_factory=list)
 
     def as_json(self) -> dict:
@@ -238,17 +240,22 @@ def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=PAD_ID)
 
 
+def strongest_sources(weights, n_source: int, n_target: int) -> list[int]:
+    """Each target word's link: the source word (</s> left out) its row of a cross-attention map weighs most."""
+    return np.asarray(weights)[:n_target, :n_source].argmax(-1).tolist()
+
+
 def alignment_error(maps: torch.Tensor, examples: list[ToyExample]) -> float:
-    """maps: (batch, target+1, source+1) one layer's mean over heads. Each target word is linked to the source word
-    its row weighs most (</s> left out on both sides); every true link is sure, so with one link a word the error
-    is the share of target words linked to the wrong source word."""
-    wrong = total = 0
+    """maps: (batch, target+1, source+1) one layer's mean over heads, scored as a word aligner (one link a target
+    word, its strongest source word) against the task's alignment, every true link sure. With one link a word on
+    both sides the alignment error rate is the share of target words linked to the wrong source word."""
+    predicted, gold = [], []
     for m, e in zip(maps, examples):
-        n_src, n_tgt = len(e.source), len(e.target)
-        guess = m[:n_tgt, :n_src].argmax(-1).tolist()
-        wrong += sum(g != a for g, a in zip(guess, e.alignment))
-        total += n_tgt
-    return wrong / total
+        links = strongest_sources(m.numpy(), len(e.source), len(e.target))
+        predicted.append({(s, j) for j, s in enumerate(links)})
+        sure = {(s, j) for j, s in enumerate(e.alignment)}
+        gold.append(GoldPair(list(e.source), list(e.target), sure, sure))
+    return alignment_error_rate(predicted, gold)
 
 
 def greedy_outputs(model: Transformer, examples: list[ToyExample], settings: ToySettings) -> list[list[int]]:
@@ -293,6 +300,7 @@ def run(
         target=[*data.test.target, "</s>"],
         alignment=list(data.test.alignment),
         parameters=sum(p.numel() for p in model.parameters()),
+        held_out=len(data.held_out),
     )
     start, losses = time.perf_counter(), []
     wanted = settings.snapshot_steps()

@@ -174,6 +174,14 @@ class BackgroundResults:
         with self._lock:
             return self._futures.get(key)
 
+    def finished(self, key: Hashable) -> Any | None:
+        """key's result if its computation has finished without an exception, else None (never started, running,
+        waiting or failed)."""
+        future = self.peek(key)
+        if future is None or not future.done() or future.exception() is not None:
+            return None
+        return future.result()
+
     def progress(self, key: Hashable) -> tuple[int, int] | None:
         """(done, total) as key's computation last reported, None before its first report."""
         return self._progress.get(key)

@@ -295,3 +295,28 @@ def test_a_class_pressing_train_on_one_setting_trains_it_once_holding_one_slot_w
     futures[0].result(timeout=120)
     assert runs.started == started + 1
     torch.set_num_threads(threads)
+
+
+def test_a_background_result_is_offered_only_once_it_has_finished_without_error():
+    """The lesson reads a run as finished only when it is: never while it trains, never a failed one (it then
+    offers the Train button again), and a failed run asked again is trained again."""
+    from ui.cache import BackgroundResults
+
+    results = BackgroundResults("test-finished")
+    go, attempts = threading.Event(), []
+
+    def compute(report):
+        attempts.append(1)
+        go.wait(10)
+        if len(attempts) == 1:
+            raise RuntimeError("the first attempt fails")
+        return "trained"
+
+    assert results.finished("run") is None  # never asked
+    results.future("run", compute)
+    assert results.finished("run") is None  # running
+    go.set()
+    results.wait(10)
+    assert results.finished("run") is None  # failed
+    results.future("run", compute).result(10)
+    assert results.finished("run") == "trained" and len(attempts) == 2

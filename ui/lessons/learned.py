@@ -33,8 +33,8 @@ def start_default_run() -> None:
 def expected_seconds(settings: toy.ToySettings) -> int:
     """How long settings' run should take here: the default run's measured time (5 s alone on one core of the
     machine it was written on, 12 s beside a training run), three times that at d_model 128 (measured 14 s alone)."""
-    default = toy_runs().peek(toy.ToySettings())
-    base = default.result().seconds if default is not None and default.done() and not default.exception() else 5.0
+    default = toy_runs().finished(toy.ToySettings())
+    base = default.seconds if default is not None else 5.0
     return max(1, round(base * (3 if settings.d_model > WIDTHS[0] else 1)))
 
 
@@ -95,7 +95,6 @@ def curves(run: toy.ToyRun, name: str) -> dict:
 
 def show_learned(ctx: Context) -> None:
     lang = ctx.lang
-    start_default_run()
     settings = chosen_settings(lang)
     future = toy_runs().peek(settings)
     if future is None or (future.done() and future.exception() is not None):
@@ -135,13 +134,10 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
         st.session_state.toy_shown = settings
         st.session_state.pop("toy_snapshot", None)  # a new run opens on its last snapshot
     previous = st.session_state.get("toy_previous")
-    previous_run = None
-    if previous is not None:
-        future = toy_runs().peek(previous)
-        previous_run = future.result() if future is not None and future.done() and not future.exception() else None
+    previous_run = toy_runs().finished(previous) if previous is not None else None
 
     last = run.snapshots[-1]
-    held_out = len(toy.task_data(run.task).held_out)
+    held_out = run.held_out
     st.markdown(
         t(
             "toy_summary",
@@ -205,7 +201,8 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
         predicted=snap.forced,
     )
     chart(fig, key="toy-map")
-    aligned = sum(int(np.argmax(weights[j, : len(run.source) - 1]) == a) for j, a in enumerate(run.alignment))
+    links = toy.strongest_sources(weights, len(run.source) - 1, len(run.alignment))
+    aligned = sum(link == true for link, true in zip(links, run.alignment))
     st.caption(
         t(
             "toy_map_caption",
