@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from .conftest import ARTIFACTS, assert_no_exception, open_app, open_view, wait_for_quiet_machine, wait_until_idle
+from .conftest import (
+    ARTIFACTS,
+    assert_no_exception,
+    download,
+    open_app,
+    open_view,
+    wait_for_quiet_machine,
+    wait_until_idle,
+)
 
 
 def test_type_a_sentence_and_see_translation_and_three_heatmaps(streamlit_server, browser):
@@ -94,15 +102,8 @@ def test_only_the_open_tab_runs_yet_each_view_keeps_its_settings(streamlit_serve
 def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browser, tmp_path):
     from model import export
 
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{streamlit_server}/?s=I+like+green+tea.", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="Download the whole translation (.npz)")
-    button.wait_for(timeout=120_000)
-    wait_until_idle(page)
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
     path = tmp_path / "translation.npz"
-    download.value.save_as(path)
+    page = download(browser, streamlit_server, "s=I+like+green+tea.", "Download the whole translation (.npz)", path)
     translation = export.load(path)
     assert translation.source_text == "I like green tea."
     shown = page.locator("[data-testid='stMain'] [data-testid='stMarkdownContainer'] h3").first.inner_text().strip()
@@ -118,17 +119,9 @@ TWENTY_WORDS = "The old man who lives next door gave my little sister a red bicy
 def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_page(streamlit_server, browser, tmp_path):
     """Issue 37: "Download as a web page" saves one file that opens with the network off, draws each kind, layer
     and head in the page (a thumbnail's click opens its head), within 50 ms a switch, with no console error."""
-    page = browser.new_page(viewport={"width": 1024, "height": 768})
-    query = f"s={TWENTY_WORDS.replace(' ', '+')}&lang=zh"
-    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
-    button = page.get_by_role("button", name="下载为网页")
-    button.wait_for(timeout=120_000)
-    wait_until_idle(page)
-    with page.expect_download(timeout=60_000) as download:
-        button.click()
     path = tmp_path / "attention.html"
-    download.value.save_as(path)
-    page.close()
+    query = f"s={TWENTY_WORDS.replace(' ', '+')}&lang=zh"
+    download(browser, streamlit_server, query, "下载为网页", path, viewport=(1024, 768)).close()
     assert path.stat().st_size < 6 * 2**20
 
     offline = browser.new_context(viewport={"width": 1024, "height": 768}, offline=True)
