@@ -165,6 +165,39 @@ def square_bins(points: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
     return edges[0], edges[1]
 
 
+# The label placer's idea of the plot at its narrowest: the main column at 1024 px with the sidebar open leaves the
+# plot area about 480 px wide (the figure is 600 px high); a wider page only gives labels more room.
+QK_PLOT_PX = (480, 460)
+LABEL_FONT_PX = 12  # Plotly's default text size: a Latin character about 0.55 of it wide, a Chinese one all of it
+
+
+def place_labels(
+    points: np.ndarray, texts: list[str], order: list[int], scale: float, marker_px: float = 7.0
+) -> list[str | None]:
+    """Where each point's word goes (Plotly's textposition: "top center", "bottom center", "middle right",
+    "middle left"), or None where every place would cover a word already placed: those points are left unlabelled
+    (their word shows on hover). points: (n, 2) in data units; scale: pixels per data unit; order: the points in
+    the order they claim room (the ones that matter first)."""
+    placed: list[tuple[float, float, float, float]] = []
+    positions: list[str | None] = [None] * len(points)
+    height = LABEL_FONT_PX + 2
+    for i in order:
+        width = display_width(texts[i]) * LABEL_FONT_PX * 0.55 + 2
+        x, y = points[i, 0] * scale, -points[i, 1] * scale  # pixels, y downwards
+        boxes = {
+            "top center": (x - width / 2, y - marker_px - height, x + width / 2, y - marker_px),
+            "bottom center": (x - width / 2, y + marker_px, x + width / 2, y + marker_px + height),
+            "middle right": (x + marker_px, y - height / 2, x + marker_px + width, y + height / 2),
+            "middle left": (x - marker_px - width, y - height / 2, x - marker_px, y + height / 2),
+        }
+        for position, box in boxes.items():
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                positions[i] = position
+                placed.append(box)
+                break
+    return positions
+
+
 def qk_space_figure(
     queries: np.ndarray,
     keys: np.ndarray,
@@ -177,8 +210,9 @@ def qk_space_figure(
     labels: dict,
 ) -> go.Figure:
     """One head's queries (circles) and keys (triangles) in 2-D: the held-out sample shaded, the current
-    sentence's points coloured by position and labelled; lines from the chosen query to every key it sees, as
-    thick and opaque as its weight. labels: query, key, sample_query, sample_key, x, y, title, weight."""
+    sentence's points coloured by position and labelled where a word fits (place_labels); lines from the chosen
+    query to every key it sees, as thick and opaque as its weight. labels: query, key, sample_query, sample_key,
+    x, y, title, weight."""
     fig = go.Figure()
     # The held-out sample as two shaded densities, not as points: a thousand SVG markers of each took Plotly
     # ~0.25 s to draw (in Chromium without a GPU; WebGL markers were slower still, 2 s to open the view), two
@@ -227,14 +261,26 @@ def qk_space_figure(
                 )
             )
     q_text, k_text = plotly_literal(query_labels), plotly_literal(key_labels)
+    # Words beside the points where they fit, the chosen query's and then its heaviest keys' first; a word that
+    # would cover another is left off (hover the point), since a heap of overlapping words reads as none.
+    span = everything.max(0) - everything.min(0)
+    scale = min(QK_PLOT_PX[0] / max(span[0], 1e-9), QK_PLOT_PX[1] / max(span[1], 1e-9))
+    n_queries = len(queries)
+    points = np.concatenate([queries, keys])
+    texts = list(query_labels) + list(key_labels)
+    order = [chosen] + [n_queries + j for j in np.argsort(-weights, kind="stable")]
+    order += [i for i in range(n_queries) if i != chosen]
+    positions = place_labels(points, texts, order, scale)
+    q_positions, k_positions = positions[:n_queries], positions[n_queries:]
     fig.add_trace(
         go.Scatter(
             x=queries[:, 0],
             y=queries[:, 1],
             mode="markers+text",
             name=labels["query"],
-            text=q_text,
-            textposition="top center",
+            text=[w if at else "" for w, at in zip(q_text, q_positions)],
+            textposition=[at or "top center" for at in q_positions],
+            hovertext=q_text,
             marker=dict(
                 symbol="circle",
                 size=11,
@@ -242,7 +288,7 @@ def qk_space_figure(
                 colorscale="Blues",
                 line=dict(width=1, color="#08306b"),
             ),
-            hovertemplate=f"{labels['query']} %{{customdata}}: %{{text}}<extra></extra>",
+            hovertemplate=f"{labels['query']} %{{customdata}}: %{{hovertext}}<extra></extra>",
             customdata=list(range(len(queries))),
         )
     )
@@ -252,8 +298,9 @@ def qk_space_figure(
             y=keys[:, 1],
             mode="markers+text",
             name=labels["key"],
-            text=k_text,
-            textposition="bottom center",
+            text=[w if at else "" for w, at in zip(k_text, k_positions)],
+            textposition=[at or "bottom center" for at in k_positions],
+            hovertext=k_text,
             marker=dict(
                 symbol="triangle-up",
                 size=12,
@@ -263,7 +310,7 @@ def qk_space_figure(
             ),
             customdata=np.stack([np.arange(len(keys)), weights], -1),
             hovertemplate=(
-                f"{labels['key']} %{{customdata[0]:.0f}}: %{{text}}<br>{labels['weight']}: "
+                f"{labels['key']} %{{customdata[0]:.0f}}: %{{hovertext}}<br>{labels['weight']}: "
                 "%{customdata[1]:.3f}<extra></extra>"
             ),
         )

@@ -219,10 +219,45 @@ def test_the_query_key_plane_shades_where_every_held_out_point_lies_and_labels_t
     named = [t.name for t in fig.data if t.type == "scatter" and t.showlegend is not False]
     assert named == ["where held-out queries lie", "where held-out keys lie", "queries", "keys"]
     points = {t.name: t for t in fig.data if t.name in ("queries", "keys")}
-    assert list(points["queries"].text) == list("abcd") and len(points["keys"].x) == 5
+    assert list(points["queries"].hovertext) == list("abcd") and len(points["keys"].x) == 5
+    assert points["queries"].text[1] == "b"  # the chosen query is always labelled
     assert (
         len([t for t in fig.data if t.type == "scatter" and t.mode == "lines"]) == 4
     )  # a line to each key with a weight ≥ 0.02
+
+
+def test_words_beside_the_query_key_points_never_cover_one_another():
+    """Issue 36: on a ten-word sentence the words of the query-key plane were heaped on one another. Each point's
+    word goes above, below, right or left of it where it covers no word placed before it, the chosen query's
+    first; one that fits nowhere is left off (hover names it)."""
+    from viz.steps import LABEL_FONT_PX, place_labels
+    from viz.titles import display_width
+
+    rng = np.random.default_rng(1)
+    points = rng.normal(size=(30, 2))  # thirty points in a few hundred pixels: they cannot all have a word
+    texts = ["▁because", "猫", "▁the", "▁sat"] * 7 + ["▁a", "▁b"]
+    order = list(range(29, -1, -1))
+    positions = place_labels(points, texts, order, scale=60.0)
+    assert positions[29] == "top center"  # the first to claim room gets its first place
+    assert 0 < sum(p is None for p in positions) < 30
+
+    def box(i):
+        width, height = display_width(texts[i]) * LABEL_FONT_PX * 0.55 + 2, LABEL_FONT_PX + 2
+        x, y = points[i, 0] * 60.0, -points[i, 1] * 60.0
+        return {
+            "top center": (x - width / 2, y - 7 - height, x + width / 2, y - 7),
+            "bottom center": (x - width / 2, y + 7, x + width / 2, y + 7 + height),
+            "middle right": (x + 7, y - height / 2, x + 7 + width, y + height / 2),
+            "middle left": (x - 7 - width, y - height / 2, x - 7, y + height / 2),
+        }[positions[i]]
+
+    boxes = [box(i) for i in range(30) if positions[i]]
+    for a in range(len(boxes)):
+        for b in range(a + 1, len(boxes)):
+            p, q = boxes[a], boxes[b]
+            assert not (p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3])
+    spread = place_labels(points * 100, texts, order, scale=60.0)
+    assert all(spread)  # points far apart all keep their word
 
 
 def test_long_titles_wrap_inside_the_figure_at_1024_with_the_sidebar_open():
