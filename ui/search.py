@@ -119,6 +119,7 @@ def show_head_search(ctx: Context) -> None:
                 masked=masked,
                 heads=heads,
                 notes=notes,
+                tile_title_size=14,  # four tiles a row leave room for titles readable from the back of a class
                 mark=(query, key),
                 layer_label=t("layer", lang),
                 head_label=t("head", lang),

@@ -283,6 +283,7 @@ def attention_grid(
     key_label: str = "key",
     heads: np.ndarray | None = None,
     notes: list[list[str]] | None = None,
+    tile_title_size: int = 10,
     mark: tuple[int, int] | None = None,
 ) -> go.Figure:
     """(rows, columns, queries, keys) -> a grid of small heatmaps, one per head: by default every layer (rows)
@@ -348,7 +349,7 @@ def attention_grid(
             yref="y",
             yanchor="bottom",
             showarrow=False,
-            font=dict(size=10),
+            font=dict(size=tile_title_size),
         )
         for row in range(n_layers)
         for col in range(n_heads)

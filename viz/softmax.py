@@ -166,7 +166,9 @@ def saturation_figure(stats: dict, labels: dict) -> go.Figure:
     """Three panels against d_k: largest weight, entropy, gradient norm; red without scaling, blue with."""
     d = stats["d_k"]
     names = ("max_weight", "entropy", "gradient_norm")
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[labels[n] for n in names])
+    # The legend under the panels, not beside them: at 1024 px with the sidebar open a legend on the right took a
+    # fifth of the width and left each panel ~110 px, its y labels against the panel before it.
+    fig = make_subplots(rows=1, cols=3, subplot_titles=[labels[n] for n in names], horizontal_spacing=0.09)
     for col, name in enumerate(names, start=1):
         for kind, color in (("unscaled", UNSCALED_COLOR), ("scaled", SCALED_COLOR)):
             fig.add_trace(
@@ -193,5 +195,10 @@ def saturation_figure(stats: dict, labels: dict) -> go.Figure:
         )
     title, lines = wrapped_title(labels["title"])
     extra = TITLE_LINE_PX * (lines - 1)
-    fig.update_layout(title=title, height=380 + extra, margin=dict(l=10, r=10, t=70 + extra, b=10))
+    fig.update_layout(
+        title=title,
+        height=420 + extra,
+        margin=dict(l=10, r=10, t=70 + extra, b=60),
+        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+    )
     return fig

@@ -171,6 +171,16 @@ QK_PLOT_PX = (480, 460)
 LABEL_FONT_PX = 12  # Plotly's default text size: a Latin character about 0.55 of it wide, a Chinese one all of it
 
 
+def label_width(text: str) -> float:
+    """A generous guess of a word's width in pixels (a Latin character 0.6 of the font size, a Chinese one twice
+    that), with a little room on each side: a guess too small lets words touch."""
+    return display_width(text) * LABEL_FONT_PX * 0.6 + 4
+
+
+def label_height() -> float:
+    return LABEL_FONT_PX * 1.35 + 2  # a line of text, with a pixel of room above and below
+
+
 def place_labels(
     points: np.ndarray, texts: list[str], order: list[int], scale: float, marker_px: float = 7.0
 ) -> list[str | None]:
@@ -180,9 +190,9 @@ def place_labels(
     the order they claim room (the ones that matter first)."""
     placed: list[tuple[float, float, float, float]] = []
     positions: list[str | None] = [None] * len(points)
-    height = LABEL_FONT_PX + 2
+    height = label_height()
     for i in order:
-        width = display_width(texts[i]) * LABEL_FONT_PX * 0.55 + 2
+        width = label_width(texts[i])
         x, y = points[i, 0] * scale, -points[i, 1] * scale  # pixels, y downwards
         boxes = {
             "top center": (x - width / 2, y - marker_px - height, x + width / 2, y - marker_px),

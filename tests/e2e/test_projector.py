@@ -332,15 +332,18 @@ MEASURE_CHARTS = r"""() => {
     const boxes = [];
     document.querySelectorAll('.js-plotly-plot').forEach((plot, chart) => {
         const parts = {'.gtitle': 'title', '.annotation-text': 'annotation', '.xtitle': 'axis', '.ytitle': 'axis',
-                       '.xtick text': 'tick', '.ytick text': 'tick'};
+                       '.xtick text': 'tick', '.ytick text': 'tick', '.textpoint text': 'point'};
         for (const [selector, group] of Object.entries(parts)) {
             plot.querySelectorAll(selector).forEach((t) => {
                 const r = t.getBoundingClientRect();
                 if (r.width > 0 && r.height > 0) boxes.push({chart, group, x: r.left, y: r.top, w: r.width,
                     h: r.height, text: t.textContent, plotLeft: plot.getBoundingClientRect().left,
-                    plotRight: plot.getBoundingClientRect().right});
+                    plotRight: plot.getBoundingClientRect().right, size: parseFloat(getComputedStyle(t).fontSize)});
             });
         }
+        // each subplot's plot area: the rectangle Plotly clips its traces to
+        [...plot.querySelectorAll('clipPath')].filter((c) => /plot$/.test(c.id)).forEach((c) => boxes.push(
+            {chart, group: 'panel', w: parseFloat(c.querySelector('rect').getAttribute('width'))}));
     });
     const wide = [...document.querySelectorAll('.dvn-scroller, [data-testid="stTable"]')]
         .filter((t) => t.scrollWidth > t.clientWidth + 2)
@@ -391,4 +394,42 @@ def test_lessons_and_head_tables_fit_the_main_column_at_1024_with_the_sidebar_op
     off = [b["text"] for b in measured["boxes"] if b["group"] == "title" and b["x"] + b["w"] > b["plotRight"] + 1]
     assert not off, off
     assert not measured["wide"], measured["wide"]
+    page.close()
+
+
+def overlapping_boxes(boxes: list[dict]) -> list[tuple[str, str]]:
+    """Every pair of texts of one chart whose boxes intersect."""
+    return [
+        (a["text"], b["text"])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a["chart"] == b["chart"]
+        and a["x"] < b["x"] + b["w"] - 1
+        and b["x"] < a["x"] + a["w"] - 1
+        and a["y"] < b["y"] + b["h"] - 1
+        and b["y"] < a["y"] + a["h"] - 1
+    ]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_query_key_words_head_search_titles_and_softmax_panels_read_at_1024(streamlit_server, browser, lang):
+    """Issue 36: the query-key plane's words lay on one another, the head search's thumbnail titles were ~9 px,
+    and the softmax-saturation panels were ~110 px wide each beside their legend."""
+    page = browser.new_page(viewport={"width": 1024, "height": 3000})
+    measured = {}
+    for view in ("tab_qk", "tab_search", "tab_softmax"):
+        query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
+        page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+        page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=120_000)
+        wait_until_idle(page)
+        page.wait_for_timeout(1500)
+        assert_no_exception(page)
+        measured[view] = page.evaluate(MEASURE_CHARTS)["boxes"]
+        page.screenshot(path=str(ARTIFACTS / f"read-{view}-{lang}.png"))
+    words = [b for b in measured["tab_qk"] if b["group"] == "point" and b["text"]]
+    assert len(words) >= 5 and not overlapping_boxes(words), overlapping_boxes(words)[:5]
+    tiles = [b for b in measured["tab_search"] if b["group"] == "annotation" and b["text"].startswith("L")]
+    assert len(tiles) == 8 and min(b["size"] for b in tiles) >= 13, [(b["text"], b["size"]) for b in tiles]
+    panels = [b["w"] for b in measured["tab_softmax"] if b["group"] == "panel"]
+    assert len([w for w in panels if w < 300]) == 3 and min(panels) >= 140, panels  # the three saturation panels
     page.close()
