@@ -15,6 +15,17 @@
   at once (ATTENTION_EXPLORER_MODEL_SLOTS, default 1 here: the replicas share the cores).
 
 HAProxy comes from Debian (`apt-get install -y haproxy`). Stop with Ctrl-C (or SIGTERM): every replica stops.
+
+More than one machine (a school's lab, a course): each replica host runs its replicas and restarts them itself,
+listening where the balancer can reach them; the balancer host routes and checks, and starts none of its own
+unless --workers says so:
+
+    python -m serve --replicas-only --workers 2 --replica-address 0.0.0.0          # on 10.0.0.2 and 10.0.0.3
+    python -m serve --workers 0 --backend 10.0.0.2:8601 --backend 10.0.0.2:8602 \
+                                --backend 10.0.0.3:8601 --backend 10.0.0.3:8602         # on the balancer
+
+Every backend gets the same cookie stickiness, health checks and gzip as a local replica; when a host dies its
+sessions move to the others (the page keeps its sentence and view from its link).
 """
 
 from __future__ import annotations
@@ -33,9 +44,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 
 
-def haproxy_config(port: int, replica_ports: list[int], address: str = "0.0.0.0") -> str:
+def haproxy_config(port: int, backends: list[tuple[str, int]], address: str = "0.0.0.0") -> str:
+    """backends: (host, port) of every replica, on this machine (127.0.0.1) or another."""
     servers = "\n".join(
-        f"    server r{i} 127.0.0.1:{p} check inter 2s fall 2 rise 1 cookie r{i}" for i, p in enumerate(replica_ports)
+        f"    server r{i} {host}:{p} check inter 2s fall 2 rise 1 cookie r{i}" for i, (host, p) in enumerate(backends)
     )
     return f"""global
     maxconn 4096
@@ -70,7 +82,7 @@ backend replicas
 """
 
 
-def start_replica(port: int, env: dict[str, str]) -> subprocess.Popen:
+def start_replica(port: int, env: dict[str, str], address: str = "127.0.0.1") -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
@@ -83,7 +95,7 @@ def start_replica(port: int, env: dict[str, str]) -> subprocess.Popen:
             "--server.port",
             str(port),
             "--server.address",
-            "127.0.0.1",
+            address,
             "--browser.gatherUsageStats",
             "false",
             # the balancer compresses; a replica's own websocket compression would only cost CPU
@@ -116,26 +128,54 @@ def wait_healthy(url: str, timeout: float, poll: float = 0.5) -> None:
         time.sleep(poll)
 
 
+def backend(text: str) -> tuple[str, int]:
+    """ "10.0.0.2:8601" -> ("10.0.0.2", 8601)"""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description="N replicas of the app behind HAProxy (session affinity, health checks, restarts, gzip)."
     )
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=2, help="replicas on this machine (0: only --backend ones)")
     p.add_argument("--port", type=int, default=8501, help="where browsers connect (HAProxy)")
     p.add_argument("--address", default="0.0.0.0")
     p.add_argument("--first-replica-port", type=int, default=8601)
+    p.add_argument(
+        "--replica-address",
+        default="127.0.0.1",
+        help="where this machine's replicas listen (0.0.0.0 for a balancer on another machine to reach them)",
+    )
+    p.add_argument(
+        "--backend",
+        type=backend,
+        action="append",
+        default=[],
+        metavar="HOST:PORT",
+        help="a replica on another machine, which runs and restarts it (python -m serve --replicas-only there); "
+        "repeat for each",
+    )
+    p.add_argument("--replicas-only", action="store_true", help="run and restart the replicas, no balancer")
     p.add_argument("--haproxy", default=shutil.which("haproxy") or "/usr/sbin/haproxy")
     args = p.parse_args(argv)
-    if not os.path.exists(args.haproxy):
+    if not args.replicas_only and not os.path.exists(args.haproxy):
         print("HAProxy is not installed: apt-get install -y haproxy", file=sys.stderr)
+        return 2
+    if args.workers < 1 and (args.replicas_only or not args.backend):
+        print("nothing to serve: --workers 0 needs --backend (and no --replicas-only)", file=sys.stderr)
         return 2
     ports = [args.first_replica_port + i for i in range(args.workers)]
     env = dict(os.environ)
-    env.setdefault("ATTENTION_EXPLORER_MODEL_SLOTS", str(max(1, (os.cpu_count() or 2) // args.workers)))
-    replicas = {port: start_replica(port, env) for port in ports}
-    config = Path(tempfile.mkdtemp(prefix="attention-explorer-")) / "haproxy.cfg"
-    config.write_text(haproxy_config(args.port, ports, args.address))
-    balancer = subprocess.Popen([args.haproxy, "-db", "-f", str(config)])
+    env.setdefault("ATTENTION_EXPLORER_MODEL_SLOTS", str(max(1, (os.cpu_count() or 2) // max(1, args.workers))))
+    replicas = {port: start_replica(port, env, args.replica_address) for port in ports}
+    balancer = None
+    if not args.replicas_only:
+        config = Path(tempfile.mkdtemp(prefix="attention-explorer-")) / "haproxy.cfg"
+        config.write_text(haproxy_config(args.port, [("127.0.0.1", p) for p in ports] + args.backend, args.address))
+        balancer = subprocess.Popen([args.haproxy, "-db", "-f", str(config)])
     stopping = False
 
     def stop(*_):
@@ -144,25 +184,33 @@ def main(argv=None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # This machine's replicas are checked where they listen (any address: through the loopback).
+    local = "127.0.0.1" if args.replica_address in ("0.0.0.0", "::") else args.replica_address
     deadline = time.time() + 120
-    while not all(healthy(port) for port in ports) and time.time() < deadline and not stopping:
+    while not all(healthy(f"http://{local}:{port}") for port in ports) and time.time() < deadline and not stopping:
         time.sleep(0.5)
-    print(f"serving {args.workers} replicas on http://{args.address}:{args.port} (replicas on {ports})", flush=True)
+    where = f"replicas on {args.replica_address}, ports {ports}"
+    if balancer is None:
+        print(f"serving {args.workers} replicas ({where}), no balancer", flush=True)
+    else:
+        remote = f" and {len(args.backend)} on other machines" if args.backend else ""
+        print(f"serving on http://{args.address}:{args.port} ({where}{remote})", flush=True)
     try:
         while not stopping:
             for port, process in list(replicas.items()):
                 if process.poll() is not None:  # died: start it again; HAProxy adds it back when it is healthy
                     print(f"replica on port {port} exited ({process.returncode}); restarting", flush=True)
-                    replicas[port] = start_replica(port, env)
-            if balancer.poll() is not None:
+                    replicas[port] = start_replica(port, env, args.replica_address)
+            if balancer is not None and balancer.poll() is not None:
                 print("HAProxy exited; stopping", file=sys.stderr)
                 break
             time.sleep(1)
     finally:
-        for process in [*replicas.values(), balancer]:
+        processes = [*replicas.values()] + ([balancer] if balancer is not None else [])
+        for process in processes:
             if process.poll() is None:
                 process.terminate()
-        for process in [*replicas.values(), balancer]:
+        for process in processes:
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
