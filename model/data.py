@@ -457,6 +457,12 @@ def split_ml_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+def sentence_initial(terms: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A copy of each term whose English starts lower-case, as a sentence would start with it ("softmax" ->
+    "Softmax"; the Chinese unchanged: 注意力 whatever the case, and Latin inside Chinese text stays lower-case)."""
+    return [(en[0].upper() + en[1:], zh) for en, zh in terms if en[:1].islower()]
+
+
 def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: int = 1) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and

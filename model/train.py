@@ -27,7 +27,7 @@ from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
 from .checkpoint import apply_weights, load_checkpoint, save_checkpoint, weights_to_save
-from .data import DEFAULT_DATA_DIR, load_splits, training_pairs
+from .data import DEFAULT_DATA_DIR, load_splits, sentence_initial, training_pairs
 from .decode import pad_batch
 from .evaluate import bleu_tokenizer_for, score, translate_corpus
 from .tokenizer import (
@@ -273,6 +273,12 @@ def parse_args(argv=None):
         help="train on all of the corpus's technical terms (en-zh-ml/terms.tsv: attention 注意力) every epoch",
     )
     p.add_argument(
+        "--capitalised-terms",
+        action="store_true",
+        help="with --terms-every-epoch: each term also as a sentence starts with it (Softmax, Attention): the "
+        "machine-learning text writes them lower-case mid-sentence, where a teacher's sentence begins with them",
+    )
+    p.add_argument(
         "--lexicon-per-epoch",
         type=int,
         default=0,
@@ -365,6 +371,7 @@ def main(argv=None):
     if args.limit_train:
         pairs = pairs[: args.limit_train]
 
+    terms = splits.terms + (sentence_initial(splits.terms) if args.capitalised_terms else [])
     initial = load_checkpoint(args.init_from) if args.init_from else None
     if (args.extend_vocab or args.extend_characters) and (not initial or args.new_tokenizers):
         sys.exit("--extend-vocab extends the tokenizers of --init-from (and not with --new-tokenizers)")
@@ -374,7 +381,7 @@ def main(argv=None):
         for name, side in (("source.model", "source"), ("target.model", "target")):
             model_bytes = (Path(args.init_from) / name).read_bytes()
             tok = initial.source_tokenizer if side == "source" else initial.target_tokenizer
-            texts = [s if side == "source" else t for s, t in pairs + splits.terms * args.terms_every_epoch]
+            texts = [s if side == "source" else t for s, t in pairs + terms * args.terms_every_epoch]
             chinese_target = side == "target" and tgt_lang == "zh"
             words = []
             if args.extend_vocab and (side == "source" or chinese_target):
@@ -425,7 +432,7 @@ def main(argv=None):
         if args.names_every_epoch:
             chosen = chosen + splits.names
         if args.terms_every_epoch:
-            chosen = chosen + splits.terms
+            chosen = chosen + terms
         encoded = ((cut(source_tok, s), cut(target_tok, t)) for s, t in chosen)
         return [(s, t) for s, t in encoded if len(s) + 1 <= args.max_len and len(t) + 1 <= args.max_len]
 

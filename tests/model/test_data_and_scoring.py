@@ -154,3 +154,13 @@ def test_an_output_stutters_when_one_piece_comes_three_times_in_a_row():
     assert stutters([7, 9, 9, 9, 4]) and not stutters([9, 9, 4, 9, 9]) and not stutters([9, 5, 9, 5, 9])
     assert not stutters([]) and not stutters([9])
     assert stutter_share([[9, 9, 9], [9, 9], [1, 2, 3], [4, 4, 4, 4]]) == 0.5
+
+
+def test_terms_are_also_trained_as_a_teachers_sentence_starts_with_them():
+    """--capitalised-terms: "Softmax turns scores into probabilities." starts with a word the machine-learning text
+    writes lower-case (softmax 54 times, Softmax twice): each lower-case term gets a copy with a capital, its
+    Chinese unchanged; a term already capitalised or not starting with a letter gets none."""
+    from model.data import sentence_initial
+
+    terms = [("softmax", "softmax"), ("attention", "注意力"), ("BERT", "BERT"), ("GPU", "GPU"), ("3D", "三维")]
+    assert sentence_initial(terms) == [("Softmax", "softmax"), ("Attention", "注意力")]
