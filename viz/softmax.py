@@ -41,12 +41,15 @@ def softmax_gradient_norm(p: np.ndarray) -> np.ndarray:
     return np.sqrt((jac**2).sum(axis=(-2, -1)))
 
 
-def dot_product_variance(d_ks: list[int], n_samples: int = 20000, seed: int = 0) -> dict[str, np.ndarray]:
-    """Empirical variance of q·k and of q·k / sqrt(d_k) for q, k ~ N(0, I_{d_k})."""
+def dot_product_variance(d_ks: list[int], n_samples: int = 5000, seed: int = 0) -> dict[str, np.ndarray]:
+    """Empirical variance of q·k and of q·k / sqrt(d_k) for q, k ~ N(0, I_{d_k}). 5,000 samples in float32 (0.1 s,
+    where 20,000 in float64 took a view's first opening 0.9 s): the estimate's standard error is under 5 % of the
+    variance (q·k's fourth moment is at most 9 d_k²), invisible on the plot's log axis."""
     rng = np.random.default_rng(seed)
     unscaled, scaled = [], []
     for d in d_ks:
-        q, k = rng.standard_normal((n_samples, d)), rng.standard_normal((n_samples, d))
+        q = rng.standard_normal((n_samples, d), dtype=np.float32)
+        k = rng.standard_normal((n_samples, d), dtype=np.float32)
         dots = (q * k).sum(axis=1)
         unscaled.append(dots.var())
         scaled.append((dots / np.sqrt(d)).var())
