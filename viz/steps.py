@@ -168,7 +168,7 @@ def square_bins(points: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
 # The label placer's idea of the plot at its narrowest: the main column at 1024 px with the sidebar open leaves the
 # plot area about 480 px wide (the figure is 600 px high); a wider page only gives labels more room.
 QK_PLOT_PX = (480, 460)
-LABEL_FONT_PX = 12  # Plotly's default text size: a Latin character about 0.55 of it wide, a Chinese one all of it
+LABEL_FONT_PX = 12  # Plotly's default text size
 
 
 def label_width(text: str) -> float:
