@@ -329,7 +329,7 @@ def test_chinese_shows_on_a_machine_without_a_chinese_font(streamlit_server, bro
 # Every text box of every chart on the page: titles, subplot titles (annotations), axis titles, tick labels, with
 # the chart each belongs to; and every table whose content is wider than its box.
 MEASURE_CHARTS = r"""() => {
-    const boxes = [];
+    const boxes = [], panels = [];
     document.querySelectorAll('.js-plotly-plot').forEach((plot, chart) => {
         const parts = {'.gtitle': 'title', '.annotation-text': 'annotation', '.xtitle': 'axis', '.ytitle': 'axis',
                        '.xtick text': 'tick', '.ytick text': 'tick', '.textpoint text': 'point'};
@@ -342,8 +342,8 @@ MEASURE_CHARTS = r"""() => {
             });
         }
         // each subplot's plot area: the rectangle Plotly clips its traces to
-        [...plot.querySelectorAll('clipPath')].filter((c) => /plot$/.test(c.id)).forEach((c) => boxes.push(
-            {chart, group: 'panel', w: parseFloat(c.querySelector('rect').getAttribute('width'))}));
+        [...plot.querySelectorAll('clipPath')].filter((c) => /plot$/.test(c.id)).forEach((c) => panels.push(
+            {chart, w: parseFloat(c.querySelector('rect').getAttribute('width'))}));
     });
     const wide = [...document.querySelectorAll('.dvn-scroller, [data-testid="stTable"]')]
         .filter((t) => t.scrollWidth > t.clientWidth + 2)
@@ -352,7 +352,7 @@ MEASURE_CHARTS = r"""() => {
             const key = keyed ? [...keyed.classList].find((c) => c.startsWith('st-key-')) : '';
             return `${key} ${t.scrollWidth} > ${t.clientWidth}`;
         });
-    return {boxes, wide};
+    return {boxes, wide, panels};
 }"""
 
 
@@ -424,12 +424,12 @@ def test_query_key_words_head_search_titles_and_softmax_panels_read_at_1024(stre
         wait_until_idle(page)
         page.wait_for_timeout(1500)
         assert_no_exception(page)
-        measured[view] = page.evaluate(MEASURE_CHARTS)["boxes"]
+        measured[view] = page.evaluate(MEASURE_CHARTS)
         page.screenshot(path=str(ARTIFACTS / f"read-{view}-{lang}.png"))
-    words = [b for b in measured["tab_qk"] if b["group"] == "point" and b["text"]]
+    words = [b for b in measured["tab_qk"]["boxes"] if b["group"] == "point" and b["text"]]
     assert len(words) >= 5 and not overlapping_boxes(words), overlapping_boxes(words)[:5]
-    tiles = [b for b in measured["tab_search"] if b["group"] == "annotation" and b["text"].startswith("L")]
+    tiles = [b for b in measured["tab_search"]["boxes"] if b["group"] == "annotation" and b["text"].startswith("L")]
     assert len(tiles) == 8 and min(b["size"] for b in tiles) >= 13, [(b["text"], b["size"]) for b in tiles]
-    panels = [b["w"] for b in measured["tab_softmax"] if b["group"] == "panel"]
+    panels = [p["w"] for p in measured["tab_softmax"]["panels"]]
     assert len([w for w in panels if w < 300]) == 3 and min(panels) >= 140, panels  # the three saturation panels
     page.close()
