@@ -181,6 +181,21 @@ def label_height() -> float:
     return LABEL_FONT_PX * 1.35 + 2  # a line of text, with a pixel of room above and below
 
 
+def label_boxes(
+    point: np.ndarray, text: str, scale: float, marker_px: float = 7.0
+) -> dict[str, tuple[float, float, float, float]]:
+    """The box (left, top, right, bottom, in pixels, y downwards) the word would take at each of the four places
+    beside its point (data units; scale: pixels per data unit)."""
+    width, height = label_width(text), label_height()
+    x, y = point[0] * scale, -point[1] * scale
+    return {
+        "top center": (x - width / 2, y - marker_px - height, x + width / 2, y - marker_px),
+        "bottom center": (x - width / 2, y + marker_px, x + width / 2, y + marker_px + height),
+        "middle right": (x + marker_px, y - height / 2, x + marker_px + width, y + height / 2),
+        "middle left": (x - marker_px - width, y - height / 2, x - marker_px, y + height / 2),
+    }
+
+
 def place_labels(
     points: np.ndarray, texts: list[str], order: list[int], scale: float, marker_px: float = 7.0
 ) -> list[str | None]:
@@ -190,17 +205,8 @@ def place_labels(
     the order they claim room (the ones that matter first)."""
     placed: list[tuple[float, float, float, float]] = []
     positions: list[str | None] = [None] * len(points)
-    height = label_height()
     for i in order:
-        width = label_width(texts[i])
-        x, y = points[i, 0] * scale, -points[i, 1] * scale  # pixels, y downwards
-        boxes = {
-            "top center": (x - width / 2, y - marker_px - height, x + width / 2, y - marker_px),
-            "bottom center": (x - width / 2, y + marker_px, x + width / 2, y + marker_px + height),
-            "middle right": (x + marker_px, y - height / 2, x + marker_px + width, y + height / 2),
-            "middle left": (x - marker_px - width, y - height / 2, x - marker_px, y + height / 2),
-        }
-        for position, box in boxes.items():
+        for position, box in label_boxes(points[i], texts[i], scale, marker_px).items():
             if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
                 positions[i] = position
                 placed.append(box)

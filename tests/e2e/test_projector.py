@@ -356,6 +356,17 @@ MEASURE_CHARTS = r"""() => {
 }"""
 
 
+def intersect(a: dict, b: dict) -> bool:
+    """Two texts of one chart whose boxes overlap by more than a pixel."""
+    return (
+        a["chart"] == b["chart"]
+        and a["x"] < b["x"] + b["w"] - 1
+        and b["x"] < a["x"] + a["w"] - 1
+        and a["y"] < b["y"] + b["h"] - 1
+        and b["y"] < a["y"] + a["h"] - 1
+    )
+
+
 def overlapping_titles(boxes: list[dict]) -> list[tuple[str, str]]:
     """Titles and subplot titles of one chart that run into each other or into another group's text."""
     titles = [b for b in boxes if b["group"] in ("title", "annotation")]
@@ -364,13 +375,22 @@ def overlapping_titles(boxes: list[dict]) -> list[tuple[str, str]]:
         for a in titles
         for b in boxes
         if a is not b
-        and a["chart"] == b["chart"]
         and not (a["group"] == "annotation" and b["group"] == "annotation" and a["y"] != b["y"])  # stacked lines
-        and a["x"] < b["x"] + b["w"] - 1
-        and b["x"] < a["x"] + a["w"] - 1
-        and a["y"] < b["y"] + b["h"] - 1
-        and b["y"] < a["y"] + a["h"] - 1
+        and intersect(a, b)
     ]
+
+
+def measure_view(streamlit_server, page, view: str, lang: str, screenshot: str) -> dict:
+    """Open `view` on the ten-word sentence in `lang`, wait for its charts, and measure them (MEASURE_CHARTS)."""
+    query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=120_000)
+    wait_until_idle(page)
+    page.wait_for_timeout(1500)
+    assert_no_exception(page)
+    measured = page.evaluate(MEASURE_CHARTS)
+    page.screenshot(path=str(ARTIFACTS / f"{screenshot}-{view}-{lang}.png"))
+    return measured
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -382,14 +402,7 @@ def test_lessons_and_head_tables_fit_the_main_column_at_1024_with_the_sidebar_op
     6's LayerNorm panels and its LayerNorm/BatchNorm pair), and no table is wider than the main column (lesson 6's
     LayerNorm table, lesson 4's batch table, the head statistics' tables)."""
     page = browser.new_page(viewport={"width": 1024, "height": 3600})  # the whole view on one screen
-    query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
-    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
-    page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=120_000)
-    wait_until_idle(page)
-    page.wait_for_timeout(1500)
-    assert_no_exception(page)
-    measured = page.evaluate(MEASURE_CHARTS)
-    page.screenshot(path=str(ARTIFACTS / f"fit-{view}-{lang}.png"))
+    measured = measure_view(streamlit_server, page, view, lang, "fit")
     assert not overlapping_titles(measured["boxes"]), overlapping_titles(measured["boxes"])[:5]
     off = [b["text"] for b in measured["boxes"] if b["group"] == "title" and b["x"] + b["w"] > b["plotRight"] + 1]
     assert not off, off
@@ -399,16 +412,7 @@ def test_lessons_and_head_tables_fit_the_main_column_at_1024_with_the_sidebar_op
 
 def overlapping_boxes(boxes: list[dict]) -> list[tuple[str, str]]:
     """Every pair of texts of one chart whose boxes intersect."""
-    return [
-        (a["text"], b["text"])
-        for i, a in enumerate(boxes)
-        for b in boxes[i + 1 :]
-        if a["chart"] == b["chart"]
-        and a["x"] < b["x"] + b["w"] - 1
-        and b["x"] < a["x"] + a["w"] - 1
-        and a["y"] < b["y"] + b["h"] - 1
-        and b["y"] < a["y"] + a["h"] - 1
-    ]
+    return [(a["text"], b["text"]) for i, a in enumerate(boxes) for b in boxes[i + 1 :] if intersect(a, b)]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -416,16 +420,10 @@ def test_query_key_words_head_search_titles_and_softmax_panels_read_at_1024(stre
     """Issue 36: the query-key plane's words lay on one another, the head search's thumbnail titles were ~9 px,
     and the softmax-saturation panels were ~110 px wide each beside their legend."""
     page = browser.new_page(viewport={"width": 1024, "height": 3000})
-    measured = {}
-    for view in ("tab_qk", "tab_search", "tab_softmax"):
-        query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
-        page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
-        page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=120_000)
-        wait_until_idle(page)
-        page.wait_for_timeout(1500)
-        assert_no_exception(page)
-        measured[view] = page.evaluate(MEASURE_CHARTS)
-        page.screenshot(path=str(ARTIFACTS / f"read-{view}-{lang}.png"))
+    measured = {
+        view: measure_view(streamlit_server, page, view, lang, "read")
+        for view in ("tab_qk", "tab_search", "tab_softmax")
+    }
     words = [b for b in measured["tab_qk"]["boxes"] if b["group"] == "point" and b["text"]]
     assert len(words) >= 5 and not overlapping_boxes(words), overlapping_boxes(words)[:5]
     tiles = [b for b in measured["tab_search"]["boxes"] if b["group"] == "annotation" and b["text"].startswith("L")]

@@ -230,7 +230,7 @@ def test_words_beside_the_query_key_points_never_cover_one_another():
     """Issue 36: on a ten-word sentence the words of the query-key plane were heaped on one another. Each point's
     word goes above, below, right or left of it where it covers no word placed before it, the chosen query's
     first; one that fits nowhere is left off (hover names it)."""
-    from viz.steps import label_height, label_width, place_labels
+    from viz.steps import label_boxes, place_labels
 
     rng = np.random.default_rng(1)
     points = rng.normal(size=(30, 2))  # thirty points in a few hundred pixels: they cannot all have a word
@@ -241,14 +241,7 @@ def test_words_beside_the_query_key_points_never_cover_one_another():
     assert 0 < sum(p is None for p in positions) < 30
 
     def box(i):
-        width, height = label_width(texts[i]), label_height()
-        x, y = points[i, 0] * 60.0, -points[i, 1] * 60.0
-        return {
-            "top center": (x - width / 2, y - 7 - height, x + width / 2, y - 7),
-            "bottom center": (x - width / 2, y + 7, x + width / 2, y + 7 + height),
-            "middle right": (x + 7, y - height / 2, x + 7 + width, y + height / 2),
-            "middle left": (x - 7 - width, y - height / 2, x - 7, y + height / 2),
-        }[positions[i]]
+        return label_boxes(points[i], texts[i], scale=60.0)[positions[i]]
 
     boxes = [box(i) for i in range(30) if positions[i]]
     for a in range(len(boxes)):
