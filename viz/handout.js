@@ -20,13 +20,10 @@ function rgb(value) {
   }
   return scale[scale.length - 1][1];
 }
-function draw() {
-  const started = performance.now();
-  const k = DATA.kinds[state.kind], z = matrix(state.kind, state.layer, state.head);
-  const title = `${k.name} · ${layerName(state.layer)} · ${headName(state.head)}`;
-  const n = z.length, m = z[0].length, masked = (i, j) => k.masked && j > i;
-  const shown = z.map((row, i) => row.map((v, j) => (masked(i, j) ? null : v)));
-  const grey = z.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
+function figure(k, shown, masked, title) {
+  // The whole figure of a kind's map: drawn when the kind changes; a head switch within it only restyles z.
+  const n = shown.length, m = shown[0].length;
+  const grey = shown.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
   const x = [...Array(m).keys()], y = [...Array(n).keys()];
   const queries = k.queries.map(esc), keys = k.keys.map(esc);
   const custom = y.map((i) => x.map((j) => [queries[i], keys[j]]));
@@ -63,13 +60,22 @@ function draw() {
     plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
     font: {family: getComputedStyle(document.body).fontFamily},
   };
+  return {traces, layout};
+}
+function draw() {
+  const started = performance.now();
+  const k = DATA.kinds[state.kind], z = matrix(state.kind, state.layer, state.head);
+  const title = `${k.name} · ${layerName(state.layer)} · ${headName(state.head)}`;
+  const masked = (i, j) => k.masked && j > i;
+  const shown = z.map((row, i) => row.map((v, j) => (masked(i, j) ? null : v)));
   if (drawnKind === state.kind) {
     // The same kind: the same axes, so only the weights and the title change. The title is written into the
     // figure's layout (any later redraw keeps it) and into its text, rather than relaid out by Plotly.
     Plotly.restyle("map", {z: [shown]}, [0]);
-    document.getElementById("map").layout.title.text = layout.title.text;
+    document.getElementById("map").layout.title.text = esc(title);
     document.querySelector("#map .gtitle").textContent = title;
   } else {
+    const {traces, layout} = figure(k, shown, masked, title);
     Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});
     drawnKind = state.kind;
   }
