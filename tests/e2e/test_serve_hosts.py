@@ -163,13 +163,15 @@ def test_sessions_stay_on_their_host_and_move_with_their_sentence_when_it_dies(h
     # A session stays on its host: another sentence typed there is answered over the same host's websocket.
     context, page, _ = sessions["b"]
     box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
-    streams = hosts.streams_on("a"), hosts.streams_on("b")
+    # (Host A's count is not compared: the browsers closed above while looking for a session on each host may
+    # still be closing their connections there.)
+    streams = hosts.streams_on("b")
     box.fill("The cat sleeps.")
     box.press("Enter")
     wait_until_idle(page)
     translation_shown(page)
     assert "cat" in page.url  # the page's link now names the new sentence
-    assert (hosts.streams_on("a"), hosts.streams_on("b")) == streams  # no new connection: the same websocket
+    assert hosts.streams_on("b") == streams  # no new connection to its host: the same websocket
     assert next(c["value"] for c in context.cookies() if c["name"] == "SERVERID") == "r1"
 
     # Host A dies. Its page reconnects through the balancer to host B and shows its own sentence again.
