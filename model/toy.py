@@ -123,6 +123,19 @@ def random_words(rng: random.Random) -> tuple[str, ...]:
     return tuple(rng.choice(words) for _ in range(rng.randint(3, 7)))
 
 
+def training_batch(task: str, data: ToyData, rng: random.Random, size: int) -> list[ToyExample]:
+    """A batch drawn from reorder's pool, or for copy and reverse random sentences that are neither held out nor
+    the test sentence (so "held-out" is as true of them as of reorder's)."""
+    if task == "reorder":
+        return rng.sample(data.train, size)
+    never_trained = {e.source for e in data.held_out} | {data.test.source}
+    batch = []
+    while len(batch) < size:
+        if (words := random_words(rng)) not in never_trained:
+            batch.append(make_example(task, words))
+    return batch
+
+
 @dataclass(frozen=True)
 class ToySettings:
     """One run. Everything that changes what a run computes is here: it is the key runs are cached by."""
@@ -171,7 +184,8 @@ class ToySettings:
 @dataclass
 class Snapshot:
     step: int
-    loss: float  # training cross-entropy, nats per target word (mean of the batches since the last snapshot)
+    loss: float  # training cross-entropy, nats per target word: the mean of the batches since the last snapshot
+    # (at step 0, of the first batch before training on it)
     exact_match: float  # share of held-out sentences whose greedy translation is exactly right
     aer: float  # alignment error of the best layer's mean cross-attention over heads, on the held-out sentences
     layer: int  # that layer, 0-based
@@ -304,18 +318,19 @@ def run(
     )
     start, losses = time.perf_counter(), []
     wanted = settings.snapshot_steps()
+    if progress is not None:
+        progress(0, settings.steps)  # set up: the run holds its core from here on
     for step in range(settings.steps + 1):
+        examples = None
+        if step < settings.steps:
+            examples = training_batch(settings.task, data, batches, settings.batch_size)
         if step in wanted:
-            run_record.snapshots.append(snapshot(model, data, settings, step, losses))
+            run_record.snapshots.append(snapshot(model, data, settings, step, losses, examples))
             losses = []
         if step == settings.steps:
             break
         if stop is not None and stop():
             return None
-        if settings.task == "reorder":
-            examples = batches.sample(data.train, settings.batch_size)
-        else:
-            examples = [make_example(settings.task, random_words(batches)) for _ in range(settings.batch_size)]
         src, tgt_in, tgt_out = batch_tensors(examples)
         model.train()
         encoded = model.encode(src, options, positional=settings.positional_encoding)
@@ -333,11 +348,19 @@ def run(
     return run_record
 
 
-def snapshot(model: Transformer, data: ToyData, settings: ToySettings, step: int, losses: list[float]) -> Snapshot:
+def snapshot(
+    model: Transformer,
+    data: ToyData,
+    settings: ToySettings,
+    step: int,
+    losses: list[float],
+    next_batch: list[ToyExample] | None = None,
+) -> Snapshot:
     model.eval()
-    logits, targets, maps = teacher_forced(model, data.held_out, settings)
-    if not losses:  # step 0: the untrained model's loss on the held-out sentences
+    if not losses:  # step 0: the untrained model's loss on the first training batch, before it trains on it
+        logits, targets, _ = teacher_forced(model, next_batch, settings)
         losses = [cross_entropy(logits, targets).item()]
+    _, _, maps = teacher_forced(model, data.held_out, settings)
     written = greedy_outputs(model, data.held_out, settings)
     exact = sum(w == target_ids(e) for w, e in zip(written, data.held_out)) / len(data.held_out)
     by_layer = [alignment_error(layer_maps, data.held_out) for layer_maps in maps.mean(2)]

@@ -70,6 +70,11 @@ def t(key: str, lang: str, **kwargs) -> str:
     return text.format(**kwargs) if kwargs else text
 
 
+def sentences(lang: str, *texts: str) -> str:
+    """Sentences run on in one paragraph: with a space in English, without one after Chinese's full stop."""
+    return ("" if lang == "zh" else " ").join(text for text in texts if text)
+
+
 def language_name(code: str, lang: str) -> str:
     """The name of a checkpoint's language ("de") in the interface language; the code itself if unknown."""
     return LANGUAGE_NAMES[lang].get(code, code)

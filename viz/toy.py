@@ -56,7 +56,7 @@ def learning_curves(runs: list[dict], labels: dict, marked_step: int | None = No
                 row=1,
                 col=2,
             )
-        if not current:
+        if len(runs) > 1:  # each run's line style named once, the run shown (solid) too
             fig.add_trace(
                 go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash=dash, color="#555"), name=run["name"]),
                 row=1,
@@ -70,7 +70,8 @@ def learning_curves(runs: list[dict], labels: dict, marked_step: int | None = No
     fig.update_yaxes(title_text=labels["share"], range=[-2, 102], row=1, col=2)
     fig.update_layout(
         height=360,
-        margin=dict(l=10, r=10, t=40, b=10),
+        # the subplot titles below the toolbar Plotly shows on hover at the top right (it hid the right one)
+        margin=dict(l=10, r=10, t=64, b=10),
         legend=dict(orientation="h", yanchor="top", y=-0.25, x=0),
         plot_bgcolor="white",
     )

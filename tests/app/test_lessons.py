@@ -209,5 +209,9 @@ def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_ru
     names = [trace.get("name", "") for trace in curves["data"]]
     assert any(name.startswith("dashed: before (reorder, positions on") for name in names)
     # the slider's first snapshot: the untrained model, its map's title says so
+    assert any(name.startswith("solid: this run (reorder, positions off") for name in names)
+    # the slider's first snapshot: the untrained model, its map's title says so, and its caption that the
+    # strongest cells of its random weights are chance
     at.select_slider(key="toy_snapshot").set_value(0).run()
     assert "step 0:" in figures(at)["toy-map"]["layout"]["title"]["text"]
+    assert any("At step 0 nothing has been learnt" in c.value for c in at.caption)

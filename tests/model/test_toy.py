@@ -5,6 +5,7 @@ always gives the same snapshots."""
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import replace
 
 import pytest
@@ -42,6 +43,11 @@ def test_held_out_and_test_sentences_are_never_trained_on():
     assert data.test.source not in train
     assert not train & {e.source for e in data.held_out}
     assert len(train) + len(data.held_out) <= len(toy.reorder_sentences())
+    # copy and reverse draw training sentences at random: never a held-out one, nor the test sentence
+    for task in ("copy", "reverse"):
+        other, rng = toy.task_data(task), random.Random(0)
+        drawn = {e.source for _ in range(400) for e in toy.training_batch(task, other, rng, 32)}
+        assert not drawn & ({e.source for e in other.held_out} | {other.test.source})
     # subjects and objects come from one set of nouns: many training sentences have their mirror image (the
     # same words, subject and object swapped), which only word order tells apart
     mirrored = sum((e.source[2:] + e.source[1:2] + e.source[:1]) in train for e in data.train if len(e.source) == 3)
@@ -77,7 +83,7 @@ def test_a_run_reports_progress_and_can_be_stopped():
     seen = []
     settings = toy.ToySettings(steps=10, snapshots=2)
     toy.run(settings, progress=lambda done, total: seen.append((done, total)))
-    assert seen[-1] == (10, 10) and len(seen) == 10
+    assert seen == [(step, 10) for step in range(11)]  # step 0 as soon as it is set up and holds its core
     assert toy.run(settings, stop=lambda: True) is None
 
 

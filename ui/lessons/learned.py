@@ -12,13 +12,13 @@ from model import toy
 from ui import widgets
 from ui.common import Context, chart
 from ui.models import toy_run, toy_runs
-from ui.words import t
+from ui.words import sentences, t
 from viz.toy import learning_curves, snapshot_map
 
 WIDTHS = (32, 128)  # d_model: the narrow default, and one wide enough (d_k up to 128) for the scaling to matter
 HEADS = (1, 2, 4)
 SEEDS = tuple(range(10))
-WIDGETS = ("toy_task", "toy_heads", "toy_width", "toy_seed", "toy_positional", "toy_scaling", "toy_map")
+WIDGETS = ("toy_task", "toy_heads", "toy_width", "toy_seed", "toy_positional", "toy_scaling", "toy_map", "toy_snapshot")
 # Exact match and alignment error at which a caption says the run learnt the task (the lesson's tests ask these
 # of the reorder task with the default settings).
 LEARNT_EXACT, LEARNT_AER = 0.99, 0.10
@@ -76,10 +76,19 @@ def describe(settings: toy.ToySettings, lang: str) -> str:
         task=t(f"toy_task_{settings.task}", lang),
         positional=t("toy_on" if settings.positional_encoding else "toy_off", lang),
         scaling=t("toy_on" if settings.scaling else "toy_off", lang),
-        heads=settings.heads,
+        heads=head_count(settings.heads, lang),
         d_model=settings.d_model,
         seed=settings.seed,
     )
+
+
+def head_count(n: int, lang: str) -> str:
+    return t("toy_one_head", lang) if n == 1 else t("toy_head_count", lang, n=n)
+
+
+def over_heads(n: int, lang: str) -> str:
+    """What a layer's map is made of: "mean over its 4 heads", or its one head."""
+    return t("toy_over_one_head", lang) if n == 1 else t("toy_over_heads", lang, n=n)
 
 
 def curves(run: toy.ToyRun, name: str) -> dict:
@@ -149,7 +158,7 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
             n=held_out,
             aer=last.aer,
             layer=last.layer + 1,
-            heads=settings.heads,
+            over_heads=over_heads(settings.heads, lang),
         )
     )
     st.markdown(verdict(run, settings, lang))
@@ -170,7 +179,8 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
     # The map: the layer that aligns best at the end of the run (the same layer on every snapshot, so the slider
     # shows one map change), its mean over heads or one head.
     n_layers, n_heads = len(last.cross_heads), len(last.cross_heads[0])
-    options = [(layer, "mean") for layer in range(n_layers)] + [
+    # (one head: its map is the layer's, offered once, as the head)
+    options = [(layer, "mean") for layer in range(n_layers) if n_heads > 1] + [
         (layer, head) for layer in range(n_layers) for head in range(n_heads)
     ]
     options.sort(key=lambda o: (o[0] != last.layer, o[0], o[1] != "mean", o[1] if o[1] != "mean" else -1))
@@ -204,21 +214,26 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
     links = toy.strongest_sources(weights, len(run.source) - 1, len(run.alignment))
     aligned = sum(link == true for link, true in zip(links, run.alignment))
     st.caption(
-        t(
-            "toy_map_caption",
+        sentences(
             lang,
-            step=snap.step,
-            output=" ".join(snap.output) or "—",
-            right=t("toy_right" if snap.output == run.target else "toy_wrong", lang),
-            aligned=aligned,
-            words=len(run.alignment),
-            exact=snap.exact_match,
-            aer=snap.aer,
-            best=snap.layer + 1,
+            t(
+                "toy_map_caption",
+                lang,
+                step=snap.step,
+                output=" ".join(snap.output) or "—",
+                right=t("toy_right" if snap.output == run.target else "toy_wrong", lang),
+                aligned=aligned,
+                words=len(run.alignment),
+                exact=snap.exact_match,
+                aer=snap.aer,
+                best=snap.layer + 1,
+            ),
+            # the untrained model's strongest cells are chance (its rows reach 1.6-2.4x the equal share, measured)
+            t("toy_map_untrained", lang, columns=len(run.source)) if snap.step == 0 else "",
         )
     )
 
-    shown_runs = [curves(run, describe(settings, lang))]
+    shown_runs = [curves(run, t("toy_current", lang, settings=describe(settings, lang)))]
     if previous_run is not None:
         shown_runs.append(curves(previous_run, t("toy_previous", lang, settings=describe(previous, lang))))
     elif len(shown_runs) == 1:
@@ -229,17 +244,24 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
 def verdict(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> str:
     """What the run shows, in a sentence: only what its numbers say."""
     last = run.snapshots[-1]
-    learnt = last.exact_match >= LEARNT_EXACT and last.aer <= LEARNT_AER
-    # The first snapshot from which exact match stays at the threshold: when the task was learnt.
+    # The first snapshot from which exact match stays at the threshold: when the translation was learnt.
     when = next(
         (s.step for k, s in enumerate(run.snapshots) if all(x.exact_match >= LEARNT_EXACT for x in run.snapshots[k:])),
         None,
     )
-    text = (
-        t("toy_verdict_learnt", lang, step=when, exact=last.exact_match, aer=last.aer)
-        if learnt
-        else t("toy_verdict_not", lang, steps=last.step, exact=last.exact_match, aer=last.aer)
-    )
+    if when is None:
+        text = t("toy_verdict_not", lang, steps=last.step, exact=last.exact_match, aer=last.aer)
+    elif last.aer <= LEARNT_AER:
+        text = t("toy_verdict_learnt", lang, step=when, aligned=1 - last.aer)
+    else:  # it translates, yet its attention is not where the words came from: said apart, not as "not learnt"
+        text = t(
+            "toy_verdict_translates",
+            lang,
+            step=when,
+            aer=last.aer,
+            layer=last.layer + 1,
+            over_heads=over_heads(settings.heads, lang),
+        )
     if not settings.positional_encoding:
-        text += " " + t("toy_no_positions_note", lang)
+        text = sentences(lang, text, t("toy_no_positions_note", lang))
     return text
