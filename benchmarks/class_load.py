@@ -50,6 +50,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 sys.path.insert(0, str(ROOT))
 
 from serve import wait_healthy  # noqa: E402
@@ -278,6 +279,35 @@ async def burst(students: list[Student], sentences: list[str], action: str, resu
     if action == "burst-identical" and len({r.translation for r in runs}) > 1:
         results.errors.append(f"{action}: students got different translations of one sentence")
     return time.perf_counter() - start
+
+
+async def browser_student(url: str, rng: random.Random, n_sentences: int, think_s: float, drawn: list[float]) -> None:
+    """One real Chromium tab (1024x768) in the class: it types n new sentences while the simulated students work,
+    and records for each the seconds from Enter until the encoder map's axes show the new sentence, painted."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM)
+        page = await browser.new_page(viewport={"width": 1024, "height": 768})
+        await page.goto(url, wait_until="domcontentloaded")
+        ticks = "() => [...document.querySelectorAll('.js-plotly-plot .xtick text')].map(t => t.textContent).join(' ')"
+        await page.wait_for_function(f"({ticks})().length > 0", timeout=120_000)
+        box = page.get_by_role("textbox", name="English sentence", exact=True)
+        for _ in range(n_sentences):
+            await think(rng, think_s)
+            before = await page.evaluate(ticks)
+            await box.fill(student_sentence(rng))
+            start = time.perf_counter()
+            await box.press("Enter")
+            await page.wait_for_function(
+                f"() => {{ const app = document.querySelector('[data-testid=\"stApp\"]');"
+                f" const now = ({ticks})(); return now.length > 0 && now !== {json.dumps(before)}"
+                f" && app.getAttribute('data-test-script-state') === 'notRunning'; }}",
+                timeout=120_000,
+            )
+            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            drawn.append(time.perf_counter() - start)
+        await browser.close()
 
 
 def long_sentence(rng: random.Random, n_words: int) -> str:
@@ -553,12 +583,20 @@ async def run_class(args, url: str, pids_of, log: Path | None) -> dict:
             )
             report["throughput_sentences_per_minute"] = round(sum(served) * 60 / args.throughput, 1)
         else:
+            in_browser: list[float] = []
             await asyncio.gather(
                 *(
                     lesson(s, random.Random(args.seed + i), args.sentences, args.think, results)
                     for i, s in enumerate(students)
-                )
+                ),
+                *(
+                    [browser_student(url, random.Random(-1), args.browser, args.think, in_browser)]
+                    if args.browser
+                    else []
+                ),
             )
+            if args.browser:
+                report["browser_new_sentence_s"] = [round(x, 3) for x in in_browser]
             tag = f"{rng.randrange(10**6):06d}"  # new sentences, not cached by an earlier run of this script
             line, _ = computations(log, 0)
             different = [f"Student {i} of class {tag} reads a book." for i in range(len(students))]
@@ -604,6 +642,12 @@ def measure(argv=None) -> dict:
     p.add_argument("--beam", type=int, default=8)
     p.add_argument("--settle", type=float, default=10, help="seconds after heavy requests before memory is read")
     p.add_argument("--workers", type=int, default=0, help="start python -m serve --workers N (0: streamlit run)")
+    p.add_argument(
+        "--browser",
+        type=int,
+        default=0,
+        help="also type this many new sentences in one Chromium tab while the class works (needs playwright)",
+    )
     p.add_argument("--url", help="a server already running (then CPU and memory are not measured)")
     p.add_argument("--checkpoints", help="ATTENTION_EXPLORER_CHECKPOINTS for the server this script starts")
     p.add_argument("--timeout", type=float, default=120)
