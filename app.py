@@ -33,7 +33,7 @@ from ui.models import (
     heavy_page_slots,
     is_heavy,
     log_event,
-    prefetch_flows,
+    prefetch_attributions,
     translation_cache,
 )
 from ui.qk_space import warm_qk_sample
@@ -115,7 +115,7 @@ def main() -> None:
         st.stop()
     session.init_state(checkpoints)
     # the page-wide choices too: a view that does not read them does not draw them
-    widgets.keep(("layer", "head", "flow_method", "word_level") + views.kept_widgets())
+    widgets.keep(("layer", "head", "attribution_method", "word_level") + views.kept_widgets())
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
     if loaded is not None:
         # a head switched in the browser since the last run (before its selectors are drawn)
@@ -208,8 +208,10 @@ def main() -> None:
         else:
             navigation.explorer_tabs(ctx)
     session.write_url(final=True)  # again: a view may have replaced a link's value that did not fit the sentence
-    if st.session_state.pop("prefetch_flows", False):  # a decoder or cross map was drawn: while its reader
-        prefetch_flows(checkpoint, tr)  # looks at it, an idle server computes what a method switch would wait for
+    # a decoder or cross map was drawn: while its reader looks at it, an idle server computes what a method switch
+    # would wait for
+    if st.session_state.pop("prefetch_attributions", False):
+        prefetch_attributions(checkpoint, tr)
 
 
 main()

@@ -12,7 +12,7 @@ from ui import models, widgets
 from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
 from ui.decoding import show_trail
 from ui.handout import handout, handout_labels, kind_document
-from ui.models import get_alignment, get_calibration, get_flow, get_model
+from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
 from ui.words import t
 from viz import attention as attention_viz
@@ -71,16 +71,16 @@ def show_piece_alternatives(tr: decode.Translation, step: int, checkpoint: str, 
         )
 
 
-def flow_selector(container, lang: str, **kwargs) -> str:
+def attribution_selector(container, lang: str, **kwargs) -> str:
     """Which account of the view the attention maps show: raw weights or another method (model.attribute); one
-    choice for all three attention views, beside the layer and head, kept in the link (flow=)."""
+    choice for all three attention views, beside the layer and head, kept in the link (method=)."""
     return widgets.selectbox(
         container,
-        t("flow", lang),
+        t("attribution", lang),
         list(attribute.METHODS),
-        key="flow_method",
-        format_func=lambda m: t(f"flow_{m}", lang),
-        help=t("flow_help", lang),
+        key="attribution_method",
+        format_func=lambda m: t(f"attribution_{m}", lang),
+        help=t("attribution_help", lang),
         **kwargs,
     )
 
@@ -90,40 +90,45 @@ def flow_selector(container, lang: str, **kwargs) -> str:
 ON_DEMAND_SECONDS = 2.0
 
 
-def ask_for_flow(request: tuple) -> None:
-    st.session_state.flow_asked = request
+def ask_for_attribution(request: tuple) -> None:
+    st.session_state.attribution_asked = request
 
 
-def flow_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
+def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
     """-> (the view's map under the method, its title, its colour-bar label, signed?, the method's whole result)
     or None for raw weights (also while a slow method waits to be asked for on this sentence)."""
     if method == attribute.RAW or checkpoint is None:
         return None
     chosen = attribute.METHODS[method]
-    name = t(f"flow_{method}", lang)
+    name = t(f"attribution_{method}", lang)
     if kind not in chosen.kinds:
-        st.info(t("flow_no_encoder", lang, method=name))
+        st.info(t("attribution_no_encoder", lang, method=name))
         return None
     request = (checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
     if (
         chosen.seconds > ON_DEMAND_SECONDS
-        and st.session_state.get("flow_asked") != request
-        and not models.flow_ready(checkpoint, tr, method)  # computed already (for anyone): shown at once
+        and st.session_state.get("attribution_asked") != request
+        and not models.attribution_ready(checkpoint, tr, method)  # computed already (for anyone): shown at once
     ):
-        st.info(t("flow_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
-        st.button(t("flow_compute", lang, method=name), key=f"flow-ask-{kind}", on_click=ask_for_flow, args=(request,))
+        st.info(t("attribution_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
+        st.button(
+            t("attribution_compute", lang, method=name),
+            key=f"attribution-ask-{kind}",
+            on_click=ask_for_attribution,
+            args=(request,),
+        )
         return None
-    with st.spinner(t("flow_computing", lang, method=name), show_time=True):
-        record, computed = get_flow(checkpoint, tr, method)
+    with st.spinner(t("attribution_computing", lang, method=name), show_time=True):
+        record, computed = get_attribution(checkpoint, tr, method)
     model = get_model(checkpoint).model
     values = chosen.view(model, record, kind, layer - 1, None if head == "mean" else int(head) - 1, computed)
     where = {
-        "model": lambda: t("flow_whole_model", lang),
-        "layer": lambda: t("flow_up_to_layer", lang, layer=layer),
-        "head": lambda: t("flow_layer_head", lang, layer=layer, head=head_name(head, lang)),
+        "model": lambda: t("attribution_whole_model", lang),
+        "layer": lambda: t("attribution_up_to_layer", lang, layer=layer),
+        "head": lambda: t("attribution_layer_head", lang, layer=layer, head=head_name(head, lang)),
     }[chosen.granularity]()
-    title = t("flow_title", lang, kind=t(KIND_TAB[kind], lang), method=t(f"flow_{method}", lang), where=where)
-    return values, title, t(f"flow_unit_{method}", lang), chosen.signed, computed
+    title = t("attribution_title", lang, kind=t(KIND_TAB[kind], lang), method=name, where=where)
+    return values, title, t(f"attribution_unit_{method}", lang), chosen.signed, computed
 
 
 def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: str) -> None:
@@ -173,13 +178,13 @@ def show_attention(ctx: Context, kind: str) -> None:
     tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.language_pair
     checkpoint, fetch = ctx.checkpoint, ctx.fetch
     layer = layer_of_kind(tr, kind, ctx.layer, lang)
-    method = st.session_state.get("flow_method", attribute.RAW) if checkpoint else attribute.RAW
-    flow = flow_map(tr, kind, layer, head, method, checkpoint, lang)
-    if flow is None:
+    method = st.session_state.get("attribution_method", attribute.RAW) if checkpoint else attribute.RAW
+    attribution = attribution_map(tr, kind, layer, head, method, checkpoint, lang)
+    if attribution is None:
         method = attribute.RAW
         fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
     else:
-        values, title, unit, signed, computed = flow
+        values, title, unit, signed, computed = attribution
         fig, weights, queries, keys = attention_heatmap(
             tr,
             kind,
@@ -196,21 +201,24 @@ def show_attention(ctx: Context, kind: str) -> None:
     # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
     # switch draws there, without a server run (the layer and head reach the server through the link).
     in_browser = (
-        st.session_state.get("browser_switching") and flow is None and not word_level and not st.session_state.present
+        st.session_state.get("browser_switching")
+        and attribution is None
+        and not word_level
+        and not st.session_state.present
     )
     if in_browser:
         show_in_browser(tr, kind, layer, head, lang, languages)
     else:
         chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
-    if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_FLOWS):
-        st.session_state.prefetch_flows = True  # app.main starts it once the page is drawn
+    if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_ATTRIBUTIONS):
+        st.session_state.prefetch_attributions = True  # app.main starts it once the page is drawn
     raw = method == attribute.RAW
-    if flow is not None:
-        st.caption(t(f"flow_explain_{method}", lang))
+    if attribution is not None:
+        st.caption(t(f"attribution_explain_{method}", lang))
         if getattr(computed, "completeness_error", None) is not None:  # integrated gradients' sums, checked
             st.caption(
                 t(
-                    "flow_completeness",
+                    "attribution_completeness",
                     lang,
                     error=f"{100 * float(computed.completeness_error.max()):.2f}",
                     steps=computed.steps_used,
@@ -375,7 +383,7 @@ def translation_notes(
     st.session_state.notes_above = drawn if present else 0
 
 
-MAP_READS = ("layer", "head", "flow", "word_level")
+MAP_READS = ("layer", "head", "attribution", "word_level")
 MAP_TABS = ("tab_encoder", "tab_decoder", "tab_cross")
 MAP_WIDGETS = ("browser_switching",)
 register(View("tab_encoder", "group_maps", draw_encoder, MAP_WIDGETS, reads=MAP_READS))

@@ -176,9 +176,9 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
             {
                 t("aer_col_method", lang): t(f"aer_{r['method']}", lang)
                 if r["method"] in ALIGNERS
-                else t(f"flow_{r['method']}", lang),
+                else t(f"attribution_{r['method']}", lang),
                 t("col_layer", lang): "–" if r["head"] == "model" else str(r["layer"]),
-                t("col_head", lang): t("flow_whole_model", lang)
+                t("col_head", lang): t("attribution_whole_model", lang)
                 if r["head"] == "model"
                 else t("mean_heads", lang)
                 if r["head"] == "mean"

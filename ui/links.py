@@ -44,7 +44,7 @@ class LinkState:
     trail: tuple[tuple[int, int], ...] | None = None  # what-if decoding: (step, piece id) the decoder must write
     qk: tuple[str, int] | None = None  # query-key space: attention kind and the query whose weights are drawn
     word_level: bool | None = None  # word-level maps (words=1)
-    flow: str | None = None  # what the attention maps show: raw weights or another account (model.attribute)
+    attribution: str | None = None  # what the attention maps show: raw weights or another method (model.attribute)
     notices: list[Notice] = field(default_factory=list)
 
     def to_params(self) -> dict[str, str]:
@@ -69,8 +69,8 @@ class LinkState:
             params["cmp"] = ".".join(map(str, self.compared))
         if self.qk:
             params["qk"] = f"{self.qk[0]}.{self.qk[1]}"
-        if self.flow and self.flow != "attention":
-            params["flow"] = self.flow
+        if self.attribution and self.attribution != "attention":
+            params["method"] = self.attribution
         if self.trail:
             params["force"] = ",".join(f"{step}:{piece}" for step, piece in self.trail)
         return params
@@ -102,7 +102,7 @@ def link_from_session(session, first_view: str, first_lesson: str) -> LinkState:
         pair=(pair_kind, *pair) if pair_kind in PAIR_KINDS and pair else None,  # once a pair was chosen
         compared=numbers(("compare_query", "compare_x", "compare_y")),  # the two-sentence view's word pairs
         qk=(qk_kind, *qk) if qk_kind in PAIR_KINDS and qk else None,  # once a query was chosen
-        flow=session.get("flow_method", "attention"),
+        attribution=session.get("attribution_method", "attention"),
         trail=tuple(tuple(step) for step in session.get("trail") or ()) or None,
     )
 
@@ -129,12 +129,15 @@ def parse_link(
     languages: list[str],
     max_beam: int,
     views: tuple[str, ...] = (),
-    flows: tuple[str, ...] = (),
+    methods: tuple[str, ...] = (),
     repeated: dict[str, int] | None = None,
 ) -> LinkState:
-    """views: the names of the explorer's tabs and lessons a link may open; flows: the methods a map may show;
-    repeated: parameter -> how many times the link gives it (more than once: the last is used, with a notice)."""
+    """views: the names of the explorer's tabs and lessons a link may open; methods: the attribution methods a map
+    may show; repeated: parameter -> how many times the link gives it (more than once: the last is used, with a
+    notice)."""
     state = LinkState()
+    if "flow" in params and "method" not in params:  # an older link's name for it
+        params = {("method" if name == "flow" else name): value for name, value in params.items()}
     for name, count in (repeated or {}).items():
         if count > 1:
             state.notices.append(Notice(name, shorten(params.get(name, "")), "repeated", str(count)))
@@ -156,7 +159,7 @@ def parse_link(
         ("ckpt", "checkpoint", checkpoints),
         ("lang", "lang", languages),
         ("view", "view", views),
-        ("flow", "flow", flows),
+        ("method", "attribution", methods),
     ):
         if name in params:
             if params[name] in offered:

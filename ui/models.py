@@ -218,7 +218,7 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
     return translation_cache().get(("padded batch", checkpoint, sentences), compute)
 
 
-def compute_flow(model, tr: decode.Translation, method: str):
+def compute_attribution(model, tr: decode.Translation, method: str):
     """-> (the record of tr's forward pass, the method's whole result or None where the method computes each
     view's map on its own, cheaper: its declaration per_view). The record is read from the arrays tr holds when
     it has its value vectors, else from one teacher-forced pass over its output. Plain objects only: the
@@ -232,19 +232,19 @@ def compute_flow(model, tr: decode.Translation, method: str):
     return record, (None if chosen.per_view else chosen.compute(model, record))
 
 
-def flow_key(checkpoint: str, tr: decode.Translation, method: str) -> tuple:
-    return ("flow", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
+def attribution_key(checkpoint: str, tr: decode.Translation, method: str) -> tuple:
+    return ("attribution", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
 
 
-def flow_ready(checkpoint: str, tr: decode.Translation, method: str) -> bool:
-    """Whether get_flow would answer at once (computed for this translation already, by any session)."""
-    return flow_key(checkpoint, tr, method) in translation_cache()
+def attribution_ready(checkpoint: str, tr: decode.Translation, method: str) -> bool:
+    """Whether get_attribution would answer at once (computed for this translation already, by any session)."""
+    return attribution_key(checkpoint, tr, method) in translation_cache()
 
 
-def get_flow(checkpoint: str, tr: decode.Translation, method: str):
-    """compute_flow, once per translation and method for every session."""
+def get_attribution(checkpoint: str, tr: decode.Translation, method: str):
+    """compute_attribution, once per translation and method for every session."""
     return translation_cache().get(
-        flow_key(checkpoint, tr, method), lambda: compute_flow(get_model(checkpoint).model, tr, method)
+        attribution_key(checkpoint, tr, method), lambda: compute_attribution(get_model(checkpoint).model, tr, method)
     )
 
 
@@ -252,34 +252,36 @@ def get_flow(checkpoint: str, tr: decode.Translation, method: str):
 # whole result takes long enough to feel on a switch and short enough to spend an idle core on (gradient x input:
 # 0.13 s on a 20-word sentence, one core, where drawing the switched map takes another 0.3 s; under 0.05 s below
 # about a dozen output pieces, not worth a class's cores). Integrated gradients (a minute) runs only when asked.
-PREFETCHED_FLOWS = tuple(name for name, m in attribute.METHODS.items() if not m.per_view and 0.05 <= m.seconds <= 1.0)
+PREFETCHED_ATTRIBUTIONS = tuple(
+    name for name, m in attribute.METHODS.items() if not m.per_view and 0.05 <= m.seconds <= 1.0
+)
 PREFETCH_MIN_PIECES = 12
 
 
 @st.cache_resource(show_spinner=False)
-def flow_prefetcher() -> BackgroundWorker:
-    return BackgroundWorker("flow-prefetch")
+def attribution_prefetcher() -> BackgroundWorker:
+    return BackgroundWorker("attribution-prefetch")
 
 
-def prefetch_flows(checkpoint: str, tr: decode.Translation) -> None:
-    """Start computing PREFETCHED_FLOWS of tr in the background, only if no model computation runs or waits
+def prefetch_attributions(checkpoint: str, tr: decode.Translation) -> None:
+    """Start computing PREFETCHED_ATTRIBUTIONS of tr in the background, only if no model computation runs or waits
     (a class keeps the cores busy; then a switch computes on demand, as before). A switch made meanwhile waits
     for this computation instead of repeating it (the cache's in-flight sharing)."""
     cache = translation_cache()
     if len(tr.target_ids) < PREFETCH_MIN_PIECES or not cache.slots.idle:
         return
     loaded = get_model(checkpoint)  # fetched here: the thread makes no Streamlit call
-    for method in PREFETCHED_FLOWS:
-        key = flow_key(checkpoint, tr, method)
+    for method in PREFETCHED_ATTRIBUTIONS:
+        key = attribution_key(checkpoint, tr, method)
         if key not in cache:
-            flow_prefetcher().submit(_prefetch, cache, key, loaded.model, tr, method)
+            attribution_prefetcher().submit(_prefetch, cache, key, loaded.model, tr, method)
 
 
 def _prefetch(cache: ByteBudgetCache, key: tuple, model, tr: decode.Translation, method: str) -> None:
     if key in cache or not cache.slots.idle or stopping():  # still wanted, the cores still free, the server up
         return
     log_event("prefetch", method)
-    cache.get(key, lambda: compute_flow(model, tr, method))
+    cache.get(key, lambda: compute_attribution(model, tr, method))
 
 
 @st.cache_resource(show_spinner=False)

@@ -60,7 +60,7 @@ def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
         ),
         "decoding": by_label(("greedy", "beam"), lambda d, lang: t(d, lang)),
         "page": by_label(PAGES, lambda p, lang: t(f"page_{p}", lang)),
-        "flow_method": by_label(attribute.METHODS, lambda m, lang: t(f"flow_{m}", lang)),
+        "attribution_method": by_label(attribute.METHODS, lambda m, lang: t(f"attribution_{m}", lang)),
         "head": by_label(["mean"], head_name),
     }
     for key, labels in maps.items():
@@ -133,8 +133,8 @@ def init_state(checkpoints: list[str]) -> None:
         st.session_state.update(page="lessons", lesson=link.view)
     if link.qk:
         st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1], qk_from_link=True)
-    if link.flow:
-        st.session_state.flow_method = link.flow
+    if link.attribution:
+        st.session_state.attribution_method = link.attribution
     if link.trail:
         st.session_state.update(
             trail=[list(step) for step in link.trail], trail_for="from a link", trail_from_link=True

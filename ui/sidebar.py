@@ -8,7 +8,7 @@ import streamlit as st
 from model.checkpoint import incomplete_checkpoints
 from model.transformer import count_parameters
 from ui import widgets
-from ui.attention import flow_selector
+from ui.attention import attribution_selector
 from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
 from ui.common import choose_view, head_name
 from ui.compare import MINIMAL_PAIRS
@@ -113,7 +113,7 @@ def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
     deepest = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
     heads = ["mean"] + [str(h) for h in range(1, cfg.n_heads + 1)]
     present = st.session_state.present
-    widths = {"layer": 1, "head": 1, "flow": 1.3, "word_level": 1}
+    widths = {"layer": 1, "head": 1, "attribution": 1.3, "word_level": 1}
     if present:
         # one compact row: each choice says what it is ("layer 5", "head 3"), so the labels above can go
         boxes = dict(zip(offered, st.columns([widths[s] for s in offered], vertical_alignment="center")))
@@ -142,8 +142,8 @@ def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
             on_change=choose_view,
             **compact,
         )
-    if "flow" in boxes:
-        flow_selector(boxes["flow"], lang, **compact)
+    if "attribution" in boxes:
+        attribution_selector(boxes["attribution"], lang, **compact)
     if "word_level" in boxes:
         boxes["word_level"].checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
 

@@ -39,7 +39,7 @@ LESSON_MODULE = "ui.lessons"
 
 # The page-wide choices a view may read, drawn in the sidebar (or above the maps when presenting): the layer and
 # head, the account the attention maps show (model.attribute), pieces or words.
-SELECTORS = ("layer", "head", "flow", "word_level")
+SELECTORS = ("layer", "head", "attribution", "word_level")
 
 
 @dataclass(frozen=True)

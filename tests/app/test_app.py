@@ -668,7 +668,7 @@ def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoin
     from streamlit.delta_generator import DeltaGenerator
 
     from model import decode
-    from ui.models import flow_prefetcher, translation_cache
+    from ui.models import attribution_prefetcher, translation_cache
 
     kept = []
     real_download_button = DeltaGenerator.download_button
@@ -681,7 +681,7 @@ def test_a_session_keeps_no_translation_once_the_shared_cache_drops_it(checkpoin
     at = run_app(beam="3")  # beam search: the hypothesis selector in the sidebar
     open_tab(at, "tab_cross")  # a view with download buttons
     assert kept and all(callable(data) for data in kept)
-    flow_prefetcher().submit(lambda: None).result(timeout=120)  # a computation ahead holds its translation
+    attribution_prefetcher().submit(lambda: None).result(timeout=120)  # a computation ahead holds its translation
     cache = translation_cache()
     held = [
         weakref.ref(t)
@@ -716,9 +716,9 @@ def test_a_view_offers_only_the_choices_it_reads_and_the_others_are_kept(checkpo
     for view in views():
         open_tab(at, view)
         assert not at.exception, view
-        shown = {key for key in ("layer", "head", "flow_method") if any(s.key == key for s in at.selectbox)}
+        shown = {key for key in ("layer", "head", "attribution_method") if any(s.key == key for s in at.selectbox)}
         shown |= {"word_level"} if any(c.key == "word_level" for c in at.checkbox) else set()
-        expected = {{"flow": "flow_method"}.get(s, s) for s in views()[view].reads}
+        expected = {{"attribution": "attribution_method"}.get(s, s) for s in views()[view].reads}
         assert shown == expected, view
         assert at.session_state["layer"] == 2 and at.session_state["word_level"], view
         assert at.query_params["layer"] in ("2", ["2"]), view

@@ -205,10 +205,10 @@ def test_value_zeroing_and_norms_are_computed_for_the_view_only_not_for_every_he
 
     loaded = load_checkpoint(tiny_checkpoint)
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "the cat sees a dog")
-    forced, computed = models.get_flow(str(tiny_checkpoint), tr, "value-zeroing")
+    forced, computed = models.get_attribution(str(tiny_checkpoint), tr, "value-zeroing")
     assert computed is None  # the method's view() then zeroes one layer's keys for the one head shown
-    assert models.get_flow(str(tiny_checkpoint), tr, "norm")[1] is None  # the norm too: one layer
-    _, raw = models.get_flow(str(tiny_checkpoint), tr, "attention")
+    assert models.get_attribution(str(tiny_checkpoint), tr, "norm")[1] is None  # the norm too: one layer
+    _, raw = models.get_attribution(str(tiny_checkpoint), tr, "attention")
     assert raw is not None and raw.maps["cross"].shape[:2] == (
         loaded.model.cfg.n_layers("cross"),
         loaded.model.cfg.n_heads,

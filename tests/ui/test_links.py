@@ -45,7 +45,7 @@ def session_showing(view: str) -> dict:
         compare_y=2,
         qk_kind="decoder_self",
         qk_query=3,
-        flow_method="value-zeroing",
+        attribution_method="value-zeroing",
         trail=[[2, 1234], [5, 88]],
     )
 
@@ -76,7 +76,8 @@ def test_a_fresh_session_writes_the_defaults_only():
     [
         # an older two-sentence link gave the first sentence's key twice: query.key.query.key
         ({"cmp": "2.1.2.0"}, dict(compared=(2, 1, 0))),
-        ({"view": "tab_cross", "flow": "attention"}, dict(view="tab_cross", flow="attention")),
+        ({"view": "tab_cross", "flow": "attention"}, dict(view="tab_cross", attribution="attention")),
+        ({"flow": "norm"}, dict(attribution="norm")),
         ({"force": "5:88,2:1234"}, dict(trail=((2, 1234), (5, 88)))),
         ({"head": "03"}, dict(head="3")),
     ],

@@ -38,7 +38,7 @@ def test_no_chinese_text_is_older_than_its_english():
 def test_every_key_is_used_and_every_key_used_exists():
     code = "\n".join(p.read_text(encoding="utf-8") for p in CODE)
     literals = set(re.findall(r"[\"']([\w\- ]+)[\"']", code))
-    # keys built in the code: t(f"flow_{method}", ...), f"{lesson.key}_intro"
+    # keys built in the code: t(f"attribution_{method}", ...), f"{lesson.key}_intro"
     built = [
         re.compile(re.escape(before) + r".+" + re.escape(after) + "$")
         for before, after in re.findall(r"f[\"']([\w\-]*)\{[^}]*\}([\w\-]*)[\"']", code)

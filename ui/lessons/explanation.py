@@ -21,7 +21,7 @@ LAYER_METHODS = tuple(name for name, m in attribute.METHODS.items() if m.granula
 
 
 def method_label(method: str, layer: int, lang: str) -> str:
-    name = t(f"flow_{method}", lang)
+    name = t(f"attribution_{method}", lang)
     return t("explain_at_layer", lang, method=name, layer=layer) if layer else name
 
 
@@ -37,7 +37,7 @@ def show_explanation(ctx: Context) -> None:
         format_func=lambda i: f"{i}: {labels[i]}",
     )
     with_ig = st.checkbox(t("explain_with_ig", lang), key="explain_ig")
-    with st.spinner(t("flow_computing", lang, method=t("explain_all_methods", lang))):
+    with st.spinner(t("attribution_computing", lang, method=t("explain_all_methods", lang))):
         comparison = get_comparison(ctx.checkpoint, tr, layer, step if with_ig else None)
     methods = [m for m in attribute.METHODS if m in comparison.scores]
     rows = [comparison.drops[step]] + [comparison.scores[m][step] for m in methods]

@@ -1,4 +1,4 @@
-"""What flows beside the weights, in the app: one selector switches every attention view to another account of
+"""Attribution methods beside the weights, in the app: one selector switches every attention view to another account of
 the same map (same axes), each computed from the shown translation; the heads' alignment error on the gold set."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
     at = open_tab(run_app(s="I like tea."), "tab_cross")
     raw = figures(at)["heatmap-cross"]
     for method in ("norm", "value-zeroing", "rollout", "gradient-x-input"):
-        at.selectbox(key="flow_method").select(method).run()
+        at.selectbox(key="attribution_method").select(method).run()
         assert not at.exception, method
         fig = figures(at)["heatmap-cross"]
         assert fig["layout"]["yaxis"]["ticktext"] == raw["layout"]["yaxis"]["ticktext"]  # the map keeps its axes
@@ -44,12 +44,12 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
             for c in at.caption
         )
     assert fig["data"][0]["zmin"] == -fig["data"][0]["zmax"]  # signed scores: a scale centred on 0
-    assert at.query_params["flow"] in ("gradient-x-input", ["gradient-x-input"])
+    assert at.query_params["method"] in ("gradient-x-input", ["gradient-x-input"])
     # Norm shares of a row sum to 1, like the weights.
-    at.selectbox(key="flow_method").select("norm").run()
+    at.selectbox(key="attribution_method").select("norm").run()
     np.testing.assert_allclose(heat(figures(at)["heatmap-cross"]).sum(1), 1.0, atol=1e-4)
     # Decoder self-attention under gradients: cells after the row's own input stay masked.
-    at = open_tab(at.selectbox(key="flow_method").select("gradient-x-input").run(), "tab_decoder")
+    at = open_tab(at.selectbox(key="attribution_method").select("gradient-x-input").run(), "tab_decoder")
     shown = heat(figures(at)["heatmap-decoder_self"])
     assert np.isnan(shown[np.triu_indices(shown.shape[0], 1)]).all()
     # The encoder has no output to differentiate: it says so and shows the weights.
@@ -72,11 +72,11 @@ def test_integrated_gradients_run_only_when_asked_for_each_sentence_and_report_t
 
     monkeypatch.setattr(attribute.IntegratedGradients, "steps", counted)
     at = open_tab(run_app(s="I like tea."), "tab_cross")
-    at.selectbox(key="flow_method").select("integrated-gradients").run()
+    at.selectbox(key="attribution_method").select("integrated-gradients").run()
     assert not at.exception and not runs
     assert any("only when you ask" in i.value for i in at.info)
     assert "integrated gradients" not in figures(at)["heatmap-cross"]["layout"]["title"]["text"]  # the raw map
-    at.button(key="flow-ask-cross").click().run()
+    at.button(key="attribution-ask-cross").click().run()
     assert len(runs) == 1
     line = next(c.value for c in at.caption if c.value.startswith("Completeness"))
     assert float(line.split(" is ")[1].split(" %")[0]) <= 1.0
@@ -84,18 +84,18 @@ def test_integrated_gradients_run_only_when_asked_for_each_sentence_and_report_t
     assert len(runs) == 1 and any("only when you ask" in i.value for i in at.info)
     at.text_input(key="sentence").input("I like tea.").run()  # computed before: shown at once, not again
     assert len(runs) == 1 and any(c.value.startswith("Completeness") for c in at.caption)
-    shared = open_tab(run_app(s="We drink water.", flow="integrated-gradients"), "tab_cross")  # a link
+    shared = open_tab(run_app(s="We drink water.", method="integrated-gradients"), "tab_cross")  # a link
     assert not shared.exception and len(runs) == 1
-    assert shared.button(key="flow-ask-cross").label.startswith("Compute")
+    assert shared.button(key="attribution-ask-cross").label.startswith("Compute")
 
 
 def test_a_link_opens_a_method_and_an_unknown_one_is_named(checkpoint_root):
-    at = open_tab(run_app(s="I like tea.", flow="rollout"), "tab_cross")
-    assert at.selectbox(key="flow_method").value == "rollout"
+    at = open_tab(run_app(s="I like tea.", flow="rollout"), "tab_cross")  # flow=: an older link's name
+    assert at.selectbox(key="attribution_method").value == "rollout"
     assert "rollout" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
-    at = run_app(s="I like tea.", flow="magic")
-    assert at.selectbox(key="flow_method").value == "attention"
-    assert any("flow" in w.value for w in at.warning)
+    at = run_app(s="I like tea.", method="magic")
+    assert at.selectbox(key="attribution_method").value == "attention"
+    assert any("method" in w.value for w in at.warning)
 
 
 @pytest.mark.checkpoint
@@ -264,9 +264,9 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     while not cache.slots.idle and time.monotonic() < deadline:
         time.sleep(0.05)
     at = open_tab(run_app(s="We walk to the park every day."), "tab_cross")
-    models.flow_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: the prefetch before it ran
+    models.attribution_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: the prefetch before it ran
     computed = cache.computed
-    at.selectbox(key="flow_method").select("gradient-x-input").run()
+    at.selectbox(key="attribution_method").select("gradient-x-input").run()
     assert not at.exception
     assert cache.computed == computed  # found, not computed again
     assert "gradient × input" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
@@ -278,15 +278,15 @@ def test_a_busy_server_computes_nothing_ahead(checkpoint_root, monkeypatch):
     monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # so that only the busy cores stop it
     cache = models.translation_cache()
 
-    def gradient_flows() -> int:
-        return sum(1 for key in list(cache._items) if key[0] == "flow" and key[-1] == "gradient-x-input")
+    def gradient_attributions() -> int:
+        return sum(1 for key in list(cache._items) if key[0] == "attribution" and key[-1] == "gradient-x-input")
 
-    before = gradient_flows()
+    before = gradient_attributions()
     with cache.slots:  # another session's computation holds a slot for the whole run
         at = open_tab(run_app(s="They sing in the garden at night."), "tab_cross")
         assert not at.exception
-        models.flow_prefetcher().submit(lambda: None).result(timeout=120)
-    assert gradient_flows() == before
+        models.attribution_prefetcher().submit(lambda: None).result(timeout=120)
+    assert gradient_attributions() == before
 
 
 def test_every_link_value_the_sentence_cannot_have_gets_a_notice_on_the_page_the_link_opens(

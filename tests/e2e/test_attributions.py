@@ -1,5 +1,5 @@
-"""What flows beside the weights, in a real browser: switching the account a map shows on a 20-word sentence,
-over several sentences in a row, and lesson 10 in Chinese. Timings land in test-artifacts/flow-timings.txt."""
+"""Attribution methods beside the weights, in a browser: switching the account a map shows on a 20-word sentence,
+over several sentences in a row, and lesson 10 in Chinese. Timings land in test-artifacts/attribution-timings.txt."""
 
 from __future__ import annotations
 
@@ -32,15 +32,15 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
     # Playwright starts opening the list and typing into it.
     page.evaluate("""() => document.addEventListener('pointerdown', () => { window.__pressed = performance.now(); },
                                                     true)""")
-    labels = [t(f"flow_{m}", "en") for m in METHODS if m != "attention"]
+    labels = [t(f"attribution_{m}", "en") for m in METHODS if m != "attention"]
     timings = []
     for sentence in SENTENCES:
         box.fill(sentence)
         box.press("Enter")
         wait_until_idle(page)
         for method in METHODS:
-            label = t(f"flow_{method}", "en")
-            choose(page, t("flow", "en"), label, typed=label.split(" ")[0], wait=False)
+            label = t(f"attribution_{method}", "en")
+            choose(page, t("attribution", "en"), label, typed=label.split(" ")[0], wait=False)
             # when the visible map's title names the method (or, back on the weights, names none of them)
             drawn = page.wait_for_function(
                 """([label, others]) => {
@@ -65,13 +65,13 @@ def test_switching_the_account_redraws_the_map_for_sentence_after_sentence(strea
                 assert label in map_title(page)
         assert "Cross-attention" in map_title(page) and "layer" in map_title(page)
     # Integrated gradients: computed when asked for, on this sentence, with its completeness said under the map.
-    choose(page, t("flow", "en"), t("flow_integrated-gradients", "en"))
-    name = t("flow_integrated-gradients", "en")
-    page.get_by_role("button", name=t("flow_compute", "en", method=name)).click()
+    choose(page, t("attribution", "en"), t("attribution_integrated-gradients", "en"))
+    name = t("attribution_integrated-gradients", "en")
+    page.get_by_role("button", name=t("attribution_compute", "en", method=name)).click()
     page.get_by_text("Completeness:", exact=False).first.wait_for(timeout=240_000)
     assert_no_exception(page)
-    page.screenshot(path=str(ARTIFACTS / "flow-integrated-gradients.png"))
-    (ARTIFACTS / "flow-timings.txt").write_text(
+    page.screenshot(path=str(ARTIFACTS / "attribution-integrated-gradients.png"))
+    (ARTIFACTS / "attribution-timings.txt").write_text(
         "".join(f"{words} words\t{method}\t{seconds:.2f} s\n" for words, method, seconds in timings)
     )
     page.close()
