@@ -14,7 +14,7 @@ from ui.decoding import show_trail
 from ui.handout import handout, handout_labels, kind_document
 from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
-from ui.words import t
+from ui.words import sentences, t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.handout import switcher_html
@@ -30,8 +30,11 @@ def show_translation(
     st.markdown(f"### {markdown_literal(tr.target_text)}")
     if tr.teacher_forced:
         st.caption(
-            f"{t('teacher_forcing_note', lang)} {t('model_output_was', lang)} "
-            f"{markdown_literal(model_output.target_text)}"
+            sentences(
+                lang,
+                t("teacher_forcing_note", lang),
+                f"{t('model_output_was', lang)} {markdown_literal(model_output.target_text)}",
+            )
         )
     # In presentation mode the details wait in the sidebar: the first screen is for the map.
     with (st.sidebar if st.session_state.get("present") else st).expander(t("details", lang)):

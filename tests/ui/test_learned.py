@@ -6,7 +6,7 @@ from model import toy
 from ui.lessons.learned import verdict
 
 
-def toy_run(exact: list[float], aer: float, heads: int = 2) -> toy.ToyRun:
+def toy_run(exact: list[float], aer: float) -> toy.ToyRun:
     snapshots = [
         toy.Snapshot(
             step=20 * k,
@@ -22,12 +22,22 @@ def toy_run(exact: list[float], aer: float, heads: int = 2) -> toy.ToyRun:
         )
         for k, e in enumerate(exact)
     ]
-    return toy.ToyRun("reorder", {}, 1.0, [], [], [], 1000, 300, snapshots)
+    return toy.ToyRun(
+        task="reorder",
+        settings={},
+        seconds=1.0,
+        source=[],
+        target=[],
+        alignment=[],
+        parameters=1000,
+        held_out=300,
+        snapshots=snapshots,
+    )
 
 
 def test_a_run_that_translates_but_attends_elsewhere_is_not_said_to_have_failed():
     # seed 3 with one head: every held-out sentence right, its attention off the true alignment for 19 % of words
-    run = toy_run([0.0, 0.5, 1.0, 1.0], aer=0.19, heads=1)
+    run = toy_run([0.0, 0.5, 1.0, 1.0], aer=0.19)
     text = verdict(run, toy.ToySettings(heads=1, seed=3), "en")
     assert "learnt to translate" in text and "from step 40 on" in text and "19%" in text
     assert "did not learn" not in text and "its one head" in text and "1 heads" not in text
