@@ -299,14 +299,18 @@ def substitute_names(
     copies: int = NAME_COPIES,
     seed: int = 7,
     target_words: bool = False,
+    replacements: list[str] | None = None,
 ) -> list[tuple[str, str]]:
     """For every pair whose English has a name of `names` as a word and whose target has its rendering
     (names[name]), `copies` new pairs with that name replaced by another on both sides. Deterministic (seeded).
     target_words=True: the target writes names as words (German: a name is itself, "Toms" its genitive), so it is
-    matched and replaced as a word, possibly with a genitive s: "Tomate" is not "Tom"."""
+    matched and replaced as a word, possibly with a genitive s: "Tomate" is not "Tom". replacements: the names a
+    found one may be replaced by (all of `names` when None)."""
     rng = random.Random(seed)
     pool = sorted(names)
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, pool)) + r")\b")
+    if replacements is not None:
+        pool = sorted(replacements)
 
     def in_target(name: str, text: str) -> bool:
         return bool(re.search(rf"\b{re.escape(names[name])}(?=s?\b)", text)) if target_words else names[name] in text
@@ -503,9 +507,10 @@ EXTRA_EN_DE_SENTENCE_FILES = (
     "en-de-ml/hf-course.tsv",
 )
 # Name-substituted copies: this many training pairs with a given name get one copy with another name (39k pairs
-# hold one, nearly all "Tom"; a copy of each would add a sixth to every epoch), and every pair with a city
-# German writes as English does (London, Boston) one copy with another such city.
+# hold one, nearly all "Tom"; a copy of each would add a sixth to every epoch), and every pair with a one-word
+# CLDR city EN_DE_CITY_COPIES copies with another city, then as many again with a city whose German name differs.
 EN_DE_NAME_COPIES = 20000
+EN_DE_CITY_COPIES = 20
 
 
 def _extra_en_de_splits(data_dir: Path) -> Splits:
@@ -525,12 +530,23 @@ def _extra_en_de_splits(data_dir: Path) -> Splits:
     pairs = [(en, de) for en, de in pairs if normalise_english(en) not in held_out]
     given = {n: n for n in read_names(data_dir / "en-zh-extra" / "cedict-names.tsv")}
     cldr = read_triples(data_dir / "en-de-extra" / "cldr-names.tsv")
-    cities = {en: de for en, de, source in cldr if "(city)" in source and en == de and re.fullmatch(r"[A-Z][a-z]+", en)}
+    # Every one-word CLDR city, also those whose German name differs (Vienna -> Wien, Moscow -> Moskau). The run
+    # that ships (issue 33, model card) learnt with copies of alike-named cities only (London, Boston: one copy
+    # each) for epochs 1-5 and then copied Vienna as "Venna" (5 training pairs hold it); these copies from epoch 6.
+    cities = {
+        en: de
+        for en, de, source in cldr
+        if "(city)" in source and re.fullmatch(r"[A-Z][a-z]+", en) and re.fullmatch(r"[A-ZÄÖÜ][a-zäöüß]+", de)
+    }
     with_names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(given))) + r")\b")
     named = [p for p in pairs if with_names.search(p[0])]
     rng = random.Random(21)
     copies = substitute_names(rng.sample(named, min(EN_DE_NAME_COPIES, len(named))), given, target_words=True)
-    copies += substitute_names(pairs, cities, seed=8, target_words=True)
+    copies += substitute_names(pairs, cities, copies=EN_DE_CITY_COPIES, seed=8, target_words=True)
+    # As many copies again, each city replaced by one whose German name differs (from epoch 9): with only the
+    # copies above the model copied Vienna as "Vienna", since most cities are written alike.
+    exonyms = [en for en, de in cities.items() if en != de]
+    copies += substitute_names(pairs, cities, copies=EN_DE_CITY_COPIES, seed=9, target_words=True, replacements=exonyms)
     train = group_by_source(
         [
             (en, de)

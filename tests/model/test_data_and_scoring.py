@@ -164,3 +164,19 @@ def test_terms_are_also_trained_as_a_teachers_sentence_starts_with_them():
 
     terms = [("softmax", "softmax"), ("attention", "注意力"), ("BERT", "BERT"), ("GPU", "GPU"), ("3D", "三维")]
     assert sentence_initial(terms) == [("Softmax", "softmax"), ("Attention", "注意力")]
+
+
+def test_city_copies_can_be_restricted_to_cities_whose_german_name_differs():
+    """The German city copies of issue 33: a pair with Berlin gets copies with another city; with replacements
+    only the listed (exonym) cities come in, written the target's way on the target side."""
+    from model.data import substitute_names
+
+    cities = {"Berlin": "Berlin", "London": "London", "Vienna": "Wien", "Moscow": "Moskau"}
+    pairs = [("Tom lives in Berlin.", "Tom wohnt in Berlin."), ("Tom is here.", "Tom ist hier.")]
+    copies = substitute_names(pairs, cities, copies=10, target_words=True, replacements=["Vienna", "Moscow"])
+    assert len(copies) == 10  # only the pair with a city is copied
+    assert {en for en, _ in copies} <= {"Tom lives in Vienna.", "Tom lives in Moscow."}
+    assert all(
+        de == {"Vienna": "Tom wohnt in Wien.", "Moscow": "Tom wohnt in Moskau."}[en.split()[-1][:-1]]
+        for en, de in copies
+    )
