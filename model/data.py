@@ -137,11 +137,16 @@ def _interleave(a: list[Example], b: list[Example]) -> list[Example]:
 
 
 def load_splits(
-    corpus: str, data_dir: Path = DEFAULT_DATA_DIR, name_copies: int | None = None, ml_repeat: int = 1
+    corpus: str,
+    data_dir: Path = DEFAULT_DATA_DIR,
+    name_copies: int | None = None,
+    ml_repeat: int = 1,
+    city_copies: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
-    is seen per epoch (tatoeba-extra-ml-en-zh)."""
+    is seen per epoch (tatoeba-extra-ml-en-zh). city_copies: copies of each everyday en-zh training pair with a
+    CC-CEDICT city, the city replaced by another on both sides (tatoeba-extra-ml-en-zh)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -150,7 +155,7 @@ def load_splits(
     if corpus == "tatoeba-extra-en-zh":
         return _extra_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies)
     if corpus == "tatoeba-extra-ml-en-zh":
-        return _ml_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies, ml_repeat)
+        return _ml_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies, ml_repeat, city_copies)
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     if corpus == "names-en-de":
@@ -467,11 +472,19 @@ def sentence_initial(terms: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(en[0].upper() + en[1:], zh) for en, zh in terms if en[:1].islower()]
 
 
-def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: int = 1) -> Splits:
+def read_places(path: Path) -> dict[str, str]:
+    """CC-CEDICT place names of one English word and two or more Chinese characters (Munich 慕尼黑)."""
+    return {en: zh for en, zh in read_pairs(path) if re.fullmatch(r"[A-Z][a-z]+", en) and len(zh) >= 2}
+
+
+def _ml_en_zh_splits(
+    data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: int = 1, city_copies: int = 0
+) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
-    ml_test domains, its terms, and CC-CEDICT's place names beside the given names. (Copies of the pairs with
-    a city or a Latin-script term with another one were measured and left out: model card, run E.)"""
+    ml_test domains, its terms, and CC-CEDICT's place names beside the given names; with city_copies, that many
+    copies of each everyday pair with a city, the city replaced by another (Boston/波士顿 -> Munich/慕尼黑: 882
+    pairs hold one; run E's 3 copies each taught no city, the German run's 20 did)."""
     everyday = _extra_en_zh_splits(data_dir, name_copies)
     ml = split_ml_pages(data_dir)
     valid, test = group_by_source(ml["ml_valid"]), group_by_source(ml["ml_test"])
@@ -488,8 +501,10 @@ def _ml_en_zh_splits(data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: 
     ]
     # Everyday training pairs whose English is a held-out ML sentence leave too.
     everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
+    copies = substitute_names(training_pairs(everyday_train), read_places(extra / "cedict-places.tsv"), city_copies, 9)
+    copies = [e for e in group_by_source(copies) if normalise_english(e.source) not in held_out]
     return Splits(
-        train=everyday_train + train * ml_repeat,
+        train=everyday_train + train * ml_repeat + copies,
         valid=everyday.valid,
         test=everyday.test,
         lexicon=everyday.lexicon + places + terms,

@@ -268,6 +268,13 @@ def parse_args(argv=None):
         help="tatoeba-extra-ml-en-zh: how many times each machine-learning training pair is seen per epoch",
     )
     p.add_argument(
+        "--city-copies",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh: copies of each everyday training pair with a city, the city replaced by "
+        "another CC-CEDICT place on both sides (Boston/波士顿 -> Munich/慕尼黑)",
+    )
+    p.add_argument(
         "--terms-every-epoch",
         action="store_true",
         help="train on all of the corpus's technical terms (en-zh-ml/terms.tsv: attention 注意力) every epoch",
@@ -366,7 +373,9 @@ def main(argv=None):
     run.dir.mkdir(parents=True, exist_ok=True)
     src_lang, tgt_lang = LANGUAGES[args.corpus]
 
-    splits = load_splits(args.corpus, args.data_dir, name_copies=args.name_copies, ml_repeat=args.ml_repeat)
+    splits = load_splits(
+        args.corpus, args.data_dir, name_copies=args.name_copies, ml_repeat=args.ml_repeat, city_copies=args.city_copies
+    )
     pairs = training_pairs(splits.train)
     if args.limit_train:
         pairs = pairs[: args.limit_train]

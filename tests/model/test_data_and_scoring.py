@@ -180,3 +180,23 @@ def test_city_copies_can_be_restricted_to_cities_whose_german_name_differs():
         de == {"Vienna": "Tom wohnt in Wien.", "Moscow": "Tom wohnt in Moskau."}[en.split()[-1][:-1]]
         for en, de in copies
     )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-ml").exists(), reason="the shared en-zh-ml data is not here")
+def test_city_copies_put_other_cities_in_everyday_chinese_pairs_and_none_of_the_protected_ones():
+    """--city-copies (issue 32): cities such as Munich/慕尼黑 come into sentences as copies of pairs with another
+    city; validation and test do not change and no protected sentence (lesson, must-translate) is trained on."""
+    from model.data import normalise_english, protected_english, read_places
+
+    places = read_places(DEFAULT_DATA_DIR / "en-zh-extra" / "cedict-places.tsv")
+    plain, copied = (load_splits("tatoeba-extra-ml-en-zh", city_copies=n) for n in (0, 2))
+    plain_pairs, copied_pairs = training_pairs(plain.train), training_pairs(copied.train)
+
+    def cities_in_sentences(pairs):
+        return {c for en, zh in pairs for c in places if places[c] in zh and f" {c}" in en}
+
+    assert len(cities_in_sentences(copied_pairs)) > len(cities_in_sentences(plain_pairs)) + 500
+    assert 1500 < len(copied_pairs) - len(plain_pairs) <= 2 * 882
+    assert (plain.valid, plain.test, plain.domains) == (copied.valid, copied.test, copied.domains)
+    assert not {normalise_english(e.source) for e in copied.train} & protected_english()
