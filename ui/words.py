@@ -87,9 +87,13 @@ def mark_checked(keys: list[str]) -> None:
         new = english_hash(STRINGS["en"][key])
         if WRITTEN_IN[key] == CATALOGUE.name:
             table = re.escape(f"[{key}]") + "|" + re.escape(f'["{key}"]')
-            pattern = re.compile(rf"^(?:{table})\n(?:.*\n)*?zh_from = \"[0-9a-f]{{8}}\"", re.M)
+            # this key's own zh_from line (a new key's may be empty), never one of a later table
+            pattern = re.compile(rf"^(?:{table})\n(?:(?!\[).*\n)*?zh_from = \"[0-9a-f]{{0,8}}\"", re.M)
             match = pattern.search(catalogue)
-            catalogue = catalogue[: match.end() - 9] + new + catalogue[match.end() - 1 :]
+            if match is None:
+                raise ValueError(f"{key}: no zh_from line in its table of {CATALOGUE.name}")
+            line_start = catalogue.rindex("zh_from", 0, match.end())
+            catalogue = catalogue[:line_start] + f'zh_from = "{new}"' + catalogue[match.end() :]
         else:
             path = PROSE / f"{WRITTEN_IN[key].split('/')[1]}.zh.md"
             text = re.sub(rf"<!-- {re.escape(key)} · zh_from [0-9a-f]{{8}} -->", f"<!-- {key} · zh_from {new} -->",

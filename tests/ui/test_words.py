@@ -78,3 +78,20 @@ def test_a_prose_file_without_its_key_line_is_refused(tmp_path):
     path.write_text("Some prose without a key.\n", encoding="utf-8")
     with pytest.raises(ValueError, match="must start with"):
         words.read_prose(path)
+
+
+def test_checking_a_new_key_with_an_empty_zh_from_marks_that_key_and_no_other(tmp_path, monkeypatch):
+    """A key just added has zh_from = "": checking it once wrote its hash into the next table's zh_from."""
+    catalogue = words.CATALOGUE.read_text(encoding="utf-8")
+    new_table = '[a_new_key]\nen = "A new label"\nzh = "新标签"\nzh_from = ""\n\n'
+    (tmp_path / "words.toml").write_text(catalogue.replace("[layer]\n", new_table + "[layer]\n", 1), "utf-8")
+    monkeypatch.setattr(words, "CATALOGUE", tmp_path / "words.toml")
+    strings, checked, written_in = words.load()
+    monkeypatch.setattr(words, "STRINGS", strings)
+    monkeypatch.setattr(words, "WRITTEN_IN", written_in)
+    words.mark_checked(["a_new_key"])
+    _, after, _ = words.load()
+    assert after["a_new_key"] == words.english_hash("A new label")
+    assert {k: v for k, v in after.items() if k != "a_new_key"} == {
+        k: v for k, v in checked.items() if k != "a_new_key"
+    }
