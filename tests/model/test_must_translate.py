@@ -132,54 +132,15 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
     assert contains_in_order(tr.target_text, row.words), (row.english, tr.target_text)
 
 
-# What the shipped en-de model gets wrong (greedy; tokenizers learnt on image captions, no piece for a name), checked
-# strictly: a fix makes these tests fail until the row leaves this table. Issue 33 retrains the model.
+# What the shipped en-de model gets wrong (greedy), checked strictly: a fix makes these tests fail until the row
+# leaves this table. Retrained with a joint vocabulary (issue 33), it copies names but writes Beijing as in English
+# where 7 of Tatoeba's 8 German targets write Peking (model card, gaps).
 EN_DE_STILL_WRONG = {
-    "Tom chases Jerry.": "Tom jagt Je.",
-    "Tom chased Jerry.": "Tom hat Jed gefragt.",
-    "Tom lives in Berlin.": "Tom wohnt in der richtig.",
-    "Jerry lives in London.": "Jetzt wohnt in London.",
-    "Mary works in Vienna.": "Maria arbeitet in der Witze.",
-    "Anna was born in Beijing.": "Ein Schreiber wurde in Seiiiii geboren.",
-    "John flew to Shanghai last year.": "Engan niemanden, um dieses Jahr einen Vergleidung zu niemen.",
-    "Tom and Jerry are friends.": "Tom und Jeder sind Freunde.",
-    "Jerry is hiding under the table.": "Jeder versteckt sich unter dem Tisch.",
-    "Anna is reading a book about Paris.": "Ein Mann liest ein Buch über Paris.",
-    "Mary wants to visit Tokyo.": "Maria möchte Tokyo besuchen.",
-    "Tom has never been to Rome.": "Tom ist nie zu Rome.",
-    "Anna and Mary are sisters.": "Führ und Maria sind Schwestern.",
-    "Jerry called Tom yesterday.": "Halten Sie Tom gestern an.",
-    "Lisa is studying in Berlin.": "Seien Sie studieren in der richtigem Zuspiel.",
-    "Peter moved to Vienna.": "Vergebrachte zu mal.",
-    "Tom gave Anna a red apple.": "Tom hat einen roten Apfel mit dem Kopf gegeben.",
-    "Mary met John in Boston.": "Maria mich in Boston.",
-    "Jerry wants to go to Moscow.": "Möchtes möchte nach Monat gehen.",
-    "Anna is waiting for Tom at the station.": "Ein Frühmer wartet auf Tom am Bahnhof.",
-    "The train from Berlin to Vienna is late.": "Der Zug aus der Okheit ist spät, um zu spät zu spät.",
-    "Is Jerry still in Shanghai?": "Ist Jed in Segio noch im Sinner?",
-    "Anna writes to Peter every week.": "Ein Schreibendes Woche schreibt jede Woche.",
-    "Mary is afraid of Jerry.": "Maria hat Angst vor J Jeses.",
-    "John and Lisa are going to Paris.": "John und Johannes werden mir Paris gefahren.",
-    "Jerry likes cheese.": "Machte Käse.",
-    "My friend Anna lives in Tokyo.": "Mein Freund wohnt in Tokio.",
-    "Tom is older than Jerry.": "Tom ist älter als Jeh.",
-    "Peter was in Beijing last summer.": "Versprühe nur im Sommer.",
-    "Lisa called her mother from Rome.": "Lasss sie von Roma anrufen.",
-    "Tom and Anna live in Boston.": "Tom und Frichtson in Boston.",
-    "Jerry runs faster than Tom.": "Fürde laufen schneller als Tom.",
-    "Mary is a doctor in Berlin.": "Maria ist ein Arzt in der richtigem Staat.",
-    "Anna has a brother in London.": "Ein Bruder hat einen Bruder in London.",
-    "John is learning German in Vienna.": "John lernt Deutscher.",
-    "Jerry ate Tom's cake.": "Habt Toms Kuchen.",
-    "Peter and Mary are cooking dinner.": "Bitte und Maria kochen zum Abendessen.",
-    "Lisa is flying from Shanghai to Beijing.": "Ein Vergahr fliegt von Segiii.",
-    "Tom showed Jerry the way to Paris.": "Tom zeigte den Weg zur Paris.",
-    "Anna is the best student in Moscow.": "Ein Frühmer ist der beste Schüler in Mona.",
-    "Jerry sent Anna a letter.": "Frag niemand einen Brief.",
-    "Tom lived in Tokyo for two years.": "Tom lebte zwei Jahre in Tokyo.",
-    "Peter is Tom's brother.": "Lär ist Toms Bruder.",
-    "Mary likes Rome more than Paris.": "Maria mag Romärer als Paris.",
-    "Lisa and Jerry play tennis in Boston.": "Lasss Tom und Nächne spielen Tennis in Boston.",
+    "Anna was born in Beijing.": "Anna wurde in Beijing geboren.",
+    "Lisa is studying in Berlin.": "Lissa studiert in Berlin.",
+    "My friend Anna lives in Tokyo.": "Mein Freund in Tokio lebt Anna.",
+    "Peter was in Beijing last summer.": "Peter war letzten Sommer in Beijing.",
+    "Lisa is flying from Shanghai to Beijing.": "Lisa fliegt von Shanghai nach Beijing.",
 }
 
 

@@ -40,7 +40,7 @@ EXPECTED = {
         "Children are playing soccer in the park.": "Kinder spielen Fußball im Park.",
         "A child is watching the man who is playing the drums.": "Ein Kind beobachtet den Mann, der Schlagzeug spielt.",
         "A woman is sitting next to a man who is reading a newspaper.": (
-            "Eine Frau sitzt neben einem Mann, der eine Zeitung liest."
+            "Eine Frau sitzt neben einem Mann, der Zeitung liest."
         ),
         # everyday sentences, which the caption-only checkpoint turned into "Ichchch ein Student." and the like
         "I am a student.": "Ich bin Student.",
@@ -48,17 +48,28 @@ EXPECTED = {
         "He does not like coffee.": "Er mag keinen Kaffee.",
         "I bought a new computer yesterday.": "Ich habe gestern einen neuen Computer gekauft.",
         "Where is the train station?": "Wo ist der Bahnhof?",
+        # names, cities and the lesson's words, which the checkpoint with caption-learnt pieces wrote as "Tom jagt
+        # Je.", "Tom wohnt in der richtig." and "Ein Frager ist eine Entschaft und ein Rechter." (issue 33)
+        "Tom chases Jerry.": "Tom jagt Jerry.",
+        "Tom lives in Berlin.": "Tom wohnt in Berlin.",
+        "Learning a new language takes time.": "Eine neue Sprache zu lernen braucht Zeit.",
+        "Each head learns a different pattern.": "Jeder Kopf lernt ein anderes Muster.",
+        # pinned as it is, flaws included: "Beijing" copied (Tatoeba's German mostly writes Peking), and
+        # "Transformer-Aus" and "ein Decoder" (einen) in the lesson's own sentence
+        "We will go to Beijing next week.": "Wir werden nächste Woche nach Beijing fahren.",
+        "A Transformer has an encoder and a decoder.": "Ein Transformer-Aus hat einen Encoder und ein Decoder.",
     },
 }
-LANGUAGES = {"en-zh": ("en", "zh", "tatoeba-extra-en-zh"), "en-de": ("en", "de", "tatoeba-multi30k-en-de")}
+LANGUAGES = {"en-zh": ("en", "zh", "tatoeba-extra-en-zh"), "en-de": ("en", "de", "tatoeba-extra-en-de")}
 # Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint
 # shipped (sacrebleu 2.6): en-zh 38.97 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
-# 36.58 and 35.47), en-de 38.0 on Multi30k test2016 (13a, lowercased). The floors leave room for numeric noise.
-BLEU_FLOOR = {"en-zh": ("tatoeba-en-zh", 37.0, False), "en-de": ("multi30k-en-de", 36.0, True)}
+# 36.58 and 35.47), en-de 40.31 on Multi30k test2016 (13a, lowercased; 38.0 for the checkpoint before the
+# retraining of issue 33). The floors leave room for numeric noise.
+BLEU_FLOOR = {"en-zh": ("tatoeba-en-zh", 37.0, False), "en-de": ("multi30k-en-de", 38.5, True)}
 # Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 44.21 /
-# chrF 36.98 (tok:zh; the earlier checkpoints 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 37.54 / chrF 61.05
-# (13a, cased).
-EVERYDAY_FLOOR = {"en-zh": (42.0, 35.0), "en-de": (35.0, 58.0)}
+# chrF 36.98 (tok:zh; the earlier checkpoints 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 56.81 / chrF 75.02
+# (13a, cased; 37.54 / 61.05 before the retraining of issue 33).
+EVERYDAY_FLOOR = {"en-zh": (42.0, 35.0), "en-de": (54.0, 72.0)}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))
@@ -110,7 +121,7 @@ def test_floor_on_our_everyday_sentences(shipped):
 
 
 def test_cross_attention_crosses_where_german_puts_the_verb_last():
-    """The README's example: in "…einem Mann, der eine Zeitung liest." the step writing "Zeitung" attends to
+    """The README's example: in "…einem Mann, der Zeitung liest." the step writing "Zeitung" attends to
     "newspaper" and the next one, writing "liest", back to "reading" (layers 4-6, mean over heads)."""
     loaded = load_checkpoint(ROOT / "checkpoints" / "en-de")
     tr = translate(
