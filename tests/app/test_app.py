@@ -417,6 +417,7 @@ def test_decoding_step_slider_moves_through_the_output(checkpoint_root):
     assert at.slider(key="decode_step").value == 2  # the step is kept while another tab is open
 
 
+@pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
 def test_what_if_writes_another_piece_decodes_on_lives_in_the_link_and_undoes(checkpoint_root, tiny_checkpoint):
     at = open_tab(run_app(s="I like tea."), "tab_decoding")
     loaded = load_checkpoint(tiny_checkpoint)

@@ -125,6 +125,7 @@ def test_shipped_checkpoint_shows_each_heads_alignment_error_in_chinese(monkeypa
     assert not [b for b in at.button if b.key == "aer-show-best"]  # shown already: no button
 
 
+@pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
 def test_the_explanation_lesson_puts_every_method_beside_occlusion(checkpoint_root, tiny_checkpoint):
     from model import faithfulness
 
@@ -248,6 +249,7 @@ def test_links_keep_word_level_name_repeated_values_and_replace_pairs_outside_th
         assert value not in str(at.query_params.get(name, ""))
 
 
+@pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
 def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws(checkpoint_root, monkeypatch):
     from ui import models
 

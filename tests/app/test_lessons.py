@@ -41,6 +41,7 @@ def run_shipped(monkeypatch, **query) -> AppTest:
     return at.run()
 
 
+@pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
     at = AppTest.from_file(APP, default_timeout=120)
@@ -192,6 +193,7 @@ def test_a_link_to_an_unknown_view_is_ignored_with_a_notice(checkpoint_root):
     assert any("view" in w.value and "ignored" in w.value for w in at.warning)
 
 
+@pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
 def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_run_before(checkpoint_root):
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
