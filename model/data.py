@@ -293,8 +293,9 @@ def read_triples(path: Path) -> list[tuple[str, str, str]]:
 
 
 def read_names(path: Path) -> dict[str, str]:
-    """CC-CEDICT given names: English -> Chinese transliteration, only those of two or more characters (a
-    one-character name such as 安 is also an everyday word, so finding it in a sentence proves nothing)."""
+    """CC-CEDICT given names (or places: Munich 慕尼黑): English -> Chinese, one English word, only those of two or
+    more characters (a one-character name such as 安 is also an everyday word, so finding it in a sentence proves
+    nothing)."""
     return {en: zh for en, zh in read_pairs(path) if len(zh) >= 2 and re.fullmatch(r"[A-Z][a-z]+", en)}
 
 
@@ -472,11 +473,6 @@ def sentence_initial(terms: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(en[0].upper() + en[1:], zh) for en, zh in terms if en[:1].islower()]
 
 
-def read_places(path: Path) -> dict[str, str]:
-    """CC-CEDICT place names of one English word and two or more Chinese characters (Munich 慕尼黑)."""
-    return {en: zh for en, zh in read_pairs(path) if re.fullmatch(r"[A-Z][a-z]+", en) and len(zh) >= 2}
-
-
 def _ml_en_zh_splits(
     data_dir: Path, name_copies: int = NAME_COPIES, ml_repeat: int = 1, city_copies: int = 0
 ) -> Splits:
@@ -501,8 +497,11 @@ def _ml_en_zh_splits(
     ]
     # Everyday training pairs whose English is a held-out ML sentence leave too.
     everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
-    copies = substitute_names(training_pairs(everyday_train), read_places(extra / "cedict-places.tsv"), city_copies, 9)
-    copies = [e for e in group_by_source(copies) if normalise_english(e.source) not in held_out]
+    copies = []
+    if city_copies:  # read_names: the one-word English places with a Chinese name of two or more characters
+        cities = read_names(extra / "cedict-places.tsv")
+        copies = substitute_names(training_pairs(everyday_train), cities, copies=city_copies, seed=9)
+        copies = [e for e in group_by_source(copies) if normalise_english(e.source) not in held_out]
     return Splits(
         train=everyday_train + train * ml_repeat + copies,
         valid=everyday.valid,

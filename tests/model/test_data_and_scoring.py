@@ -187,9 +187,9 @@ def test_city_copies_can_be_restricted_to_cities_whose_german_name_differs():
 def test_city_copies_put_other_cities_in_everyday_chinese_pairs_and_none_of_the_protected_ones():
     """--city-copies (issue 32): cities such as Munich/慕尼黑 come into sentences as copies of pairs with another
     city; validation and test do not change and no protected sentence (lesson, must-translate) is trained on."""
-    from model.data import normalise_english, protected_english, read_places
+    from model.data import normalise_english, protected_english, read_names
 
-    places = read_places(DEFAULT_DATA_DIR / "en-zh-extra" / "cedict-places.tsv")
+    places = read_names(DEFAULT_DATA_DIR / "en-zh-extra" / "cedict-places.tsv")
     plain, copied = (load_splits("tatoeba-extra-ml-en-zh", city_copies=n) for n in (0, 2))
     plain_pairs, copied_pairs = training_pairs(plain.train), training_pairs(copied.train)
 
