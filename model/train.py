@@ -275,6 +275,12 @@ def parse_args(argv=None):
         "another CC-CEDICT place on both sides (Boston/波士顿 -> Munich/慕尼黑)",
     )
     p.add_argument(
+        "--mined-cities",
+        action="store_true",
+        help="tatoeba-extra-en-de: the city copies also use the German names the sentence pairs give places CLDR "
+        "does not list (Beijing -> Peking; model.data.mined_city_names)",
+    )
+    p.add_argument(
         "--terms-every-epoch",
         action="store_true",
         help="train on all of the corpus's technical terms (en-zh-ml/terms.tsv: attention 注意力) every epoch",
@@ -374,7 +380,12 @@ def main(argv=None):
     src_lang, tgt_lang = LANGUAGES[args.corpus]
 
     splits = load_splits(
-        args.corpus, args.data_dir, name_copies=args.name_copies, ml_repeat=args.ml_repeat, city_copies=args.city_copies
+        args.corpus,
+        args.data_dir,
+        name_copies=args.name_copies,
+        ml_repeat=args.ml_repeat,
+        city_copies=args.city_copies,
+        mined_cities=args.mined_cities,
     )
     pairs = training_pairs(splits.train)
     if args.limit_train:

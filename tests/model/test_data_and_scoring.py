@@ -182,6 +182,33 @@ def test_city_copies_can_be_restricted_to_cities_whose_german_name_differs():
     )
 
 
+def test_a_place_the_german_side_renders_otherwise_is_mined_from_the_pairs_themselves():
+    """--mined-cities (issue 33): Beijing, which CLDR's German city list lacks, is written Peking in most German
+    sentences with it, so the city copies learn Beijing -> Peking; a name the German side copies, a person written
+    like a place (Columbus discovered ...), a place seen twice and a place CLDR already lists are not mined."""
+    from model.data import mined_city_names
+
+    pairs = [
+        ("I went to Beijing.", "Ich bin nach Peking gefahren."),
+        ("Beijing is big.", "Peking ist groß."),
+        ("He lives in Beijing.", "Er wohnt in Beijing."),
+        ("She flew to Beijing.", "Sie flog nach Peking."),
+        ("Paris is big.", "Paris ist groß."),
+        ("I live in Paris.", "Ich wohne in Paris."),
+        ("Paris is old.", "Paris ist alt."),
+        ("Columbus discovered America.", "Kolumbus entdeckte Amerika."),
+        ("Columbus sailed west.", "Kolumbus segelte nach Westen."),
+        ("Columbus was brave.", "Kolumbus war mutig."),
+        ("I was in Vienna.", "Ich war in Wien."),
+        ("Vienna is old.", "Wien ist alt."),
+        ("Vienna is big.", "Wien ist groß."),
+        ("We drove to Lhasa.", "Wir fuhren nach Lhasa."),
+        ("Lhasa is high.", "Lhasa ist hoch."),
+    ]
+    places = {"Beijing", "Paris", "Columbus", "Vienna", "Lhasa"}
+    assert mined_city_names(pairs, places, known={"Vienna"}) == {"Beijing": "Peking"}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-ml").exists(), reason="the shared en-zh-ml data is not here")
 def test_city_copies_put_other_cities_in_everyday_chinese_pairs_and_none_of_the_protected_ones():
