@@ -64,7 +64,7 @@ def fetch_again(checkpoint: str, sentence: str, beam: int, choice: int, referenc
 def open_first_loadable(checkpoints: list[str]):
     """The chosen checkpoint, or, when it does not load, the first other one that does (the choice moves there).
     -> (the loaded model or None, [(name, what is wrong)] for each that failed)."""
-    chosen = st.session_state.checkpoint
+    chosen = widgets.current("checkpoint")  # read before its selector is drawn
     broken = []
     for name in [chosen] + [c for c in checkpoints if c != chosen]:
         try:
@@ -73,7 +73,7 @@ def open_first_loadable(checkpoints: list[str]):
             broken.append((name, str(e)))
             continue
         if name != chosen:
-            st.session_state.checkpoint = name
+            widgets.set_value("checkpoint", name)
             switch_checkpoint()
         return loaded, broken
     return None, broken
@@ -122,9 +122,10 @@ def main() -> None:
         cfg = loaded.model.cfg
         session.adopt_browser_view(max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads)
         # the query-key view's held-out sample, computed in the background once per server
-        warm_qk_sample(str(checkpoint_root() / st.session_state.checkpoint))
+        warm_qk_sample(str(checkpoint_root() / widgets.current("checkpoint")))
     start_default_run()  # the lesson "Attention is learned": its default toy run, trained once per server
     sidebar({name: read_metadata(checkpoint_root() / name) for name in checkpoints})
+    widgets.rerun_if_drawn_otherwise()  # the checkpoint a reconnected page sent is loaded by a run of its own
     lang = st.session_state.lang
 
     navigation.page_style(st.session_state.present)
@@ -139,7 +140,7 @@ def main() -> None:
     language_pair = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     session.apply_link_view(cfg)
     session.open_cross_attention_on_the_best_aligner(get_alignment(checkpoint))
-    offered = views.selectors_for(st.session_state.page, st.session_state.get("tab"))
+    offered = views.selectors_for(widgets.current("page"), st.session_state.get("tab"))
     if st.session_state.get("browser_switching") and st.session_state.get("tab") in MAP_TABS:
         offered = tuple(s for s in offered if s not in ("layer", "head"))  # the maps' own lists choose them
     if not st.session_state.present:
@@ -181,12 +182,14 @@ def main() -> None:
     tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
 
     if "link_notices" in st.session_state:  # the first page of a link
-        session.check_link_positions(tr, st.session_state.word_level, language_pair)
+        session.check_link_positions(tr, widgets.current("word_level"), language_pair)
         session.show_link_notices(lang, notices)
     translation_notes(tr, model_output, original[0], cfg, bool(trail), checkpoint, lang)
     if st.session_state.present:
         view_selectors(cfg, lang, offered)
     page_selector(lang)
+    widgets.rerun_if_drawn_otherwise()  # a reconnected page's own page, whose selectors this run did not offer
+    widgets.settle()  # every choice the page shows is drawn: from here on, all are in session state
 
     ctx = Context(
         tr=tr,

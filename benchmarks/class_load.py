@@ -198,6 +198,9 @@ class Student:
                 block = message.delta.add_block
                 if block.WhichOneof("type") == "tab_container" and block.tab_container.id:
                     tabs_key = widget_key(block.tab_container.id)
+                    drawn_before = self.widgets.get(tabs_key, (block.tab_container.id,))[0]
+                    if drawn_before != block.tab_container.id:  # tabs drawn anew (another open tab): as a browser
+                        self.values.pop(drawn_before, None)  # does, forget the value the tabs drawn before held
                     self.widgets[tabs_key] = (block.tab_container.id, block)
                     self.tab_labels[tabs_key] = []
                 elif block.WhichOneof("type") == "tab" and tabs_key:
@@ -266,7 +269,10 @@ async def lesson(student: Student, rng: random.Random, n_sentences: int, think_s
         )
         await think(rng, think_s)
         labels = student.tab_labels["view_tab_group_maps"][:3]  # the encoder, decoder and cross-attention views
-        current = student.values.get(student.widget_id("view_tab_group_maps"), labels[0])
+        # the open tab as the server last drew it (the tabs' id changes with it: ui.navigation.tabs_opening)
+        current = student.tab_labels["view_tab_group_maps"][
+            student.widgets["view_tab_group_maps"][1].tab_container.default_tab_index
+        ]
         results.record("tab", await student.rerun(view_tab_group_maps=rng.choice([x for x in labels if x != current])))
 
 

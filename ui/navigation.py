@@ -34,13 +34,28 @@ def remember_tab(keys: tuple[str, ...], state_key: str, widget_key: str) -> None
     st.session_state[state_key] = by_label.get(st.session_state[widget_key], keys[0])
 
 
+def tabs_opening(labels: list[str], open_label: str, widget_key: str, on_change, args: tuple) -> list:
+    """Tabs that open on open_label (the session's tab, see explorer_tabs), given as their default rather than
+    written into session state. Streamlit's id of a tabs widget includes its default, so a click is sent for the
+    tabs it was made on, and tabs drawn on another tab are new tabs, holding no click. A page that reconnects to a
+    restarted server draws there, from its link, the tabs it last had, and sends its user's click with that first
+    run: the click opens its tab, while a new page, which sends nothing, opens open_label. That click reached no
+    on_change (the new server did not know the widget yet): it is followed here as on_change would have been, and
+    the script runs again."""
+    tabs = st.tabs(labels, key=widget_key, default=open_label, on_change=on_change, args=args)
+    if not next(tab.open for tab, label in zip(tabs, labels) if label == open_label):
+        on_change(*args)
+        st.rerun()
+    return tabs
+
+
 def lazy_tabs(keys: tuple[str, ...], state_key: str, widget_key: str, lang: str) -> dict:
     """Tabs of which only the open one runs (lazy tabs: a hidden view costs nothing, and a layer or head change
     redraws one view instead of all of them). -> tab key -> tab; check tab.open before drawing into it."""
-    st.session_state[widget_key] = t(st.session_state.setdefault(state_key, keys[0]), lang)
-    tabs = st.tabs(
-        [t(k, lang) for k in keys], key=widget_key, on_change=remember_tab, args=(keys, state_key, widget_key)
-    )
+    open_key = st.session_state.setdefault(state_key, keys[0])
+    labels = [t(k, lang) for k in keys]
+    open_label = t(open_key if open_key in keys else keys[0], lang)
+    tabs = tabs_opening(labels, open_label, widget_key, remember_tab, (keys, state_key, widget_key))
     return dict(zip(keys, tabs))
 
 
@@ -57,8 +72,8 @@ def explorer_tabs(ctx: Context) -> None:
     lang, groups, views = ctx.lang, view_groups(), registry.views()
     view = st.session_state.setdefault("tab", next(iter(views)))
     st.session_state.group = views[view].group
-    st.session_state.group_tab = t(st.session_state.group, lang)
-    tabs = st.tabs([t(g, lang) for g in groups], key="group_tab", on_change=open_group, args=(tuple(groups),))
+    labels = [t(g, lang) for g in groups]
+    tabs = tabs_opening(labels, t(st.session_state.group, lang), "group_tab", open_group, (tuple(groups),))
     for group, tab in zip(groups, tabs):
         if not tab.open:
             continue

@@ -1,90 +1,34 @@
-"""A session's state: set once from the page's link (and, for a page that reconnects to a restarted server, from
-the widget values it sent), and written back to the link after every run."""
+"""A session's state: set once from the page's link (the values its widgets start on: a page that reconnects to a
+restarted server keeps the values it sends), and written back to the link after every run."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from model import align, attribute
-from model.checkpoint import read_metadata
-from ui import links
+from ui import links, widgets
 from ui import views as registry
-from ui.checkpoints import PREFERRED_CHECKPOINT, checkpoint_label, checkpoint_root, examples_for
-from ui.common import every_head, head_name
-from ui.sidebar import MAX_BEAM, PAGES
+from ui.checkpoints import PREFERRED_CHECKPOINT, examples_for
+from ui.common import every_head
+from ui.sidebar import MAX_BEAM
 from ui.words import LANGUAGES, t
 from viz.escape import markdown_literal
-
-
-def widget_values_the_page_sent() -> dict[str, object]:
-    """Key -> value of the widget values the browser sent with this run. A page that reconnects to a restarted
-    server sends the values its widgets hold, with the action that triggered the run (a new sentence, another
-    layer, a tab), while the new server's session is still empty: those values are the user's and must win over
-    the link's. A new page sends none."""
-    try:  # Streamlit's session internals: no public API says which values the browser sent
-        from streamlit.runtime.state.common import user_key_from_element_id
-        from streamlit.runtime.state.session_state_proxy import get_session_state
-
-        sent = {}
-        for w in get_session_state().get_widget_states():
-            key, field = user_key_from_element_id(w.id), w.WhichOneof("value")
-            if key and field:
-                sent[key] = getattr(w, field)
-        return sent
-    except Exception:
-        return {}
-
-
-def restored_values(sent: dict, checkpoints: list[str]) -> dict[str, object]:
-    """The sent values of the page's main choices as the options they name (select widgets send the option's
-    label, in the interface language of the page), for the keys the script reads before it draws them."""
-
-    def by_label(options, label_of):
-        return {label_of(o, lang): o for o in options for lang in LANGUAGES}
-
-    def number(label):
-        digits = "".join(c for c in str(label) if c.isdigit())
-        return int(digits) if digits else None
-
-    restored = {}
-    for key in ("sentence", "second_sentence", "reference"):
-        if isinstance(sent.get(key), str):
-            restored[key] = sent[key]
-    for key in ("present", "word_level"):
-        if isinstance(sent.get(key), bool):
-            restored[key] = sent[key]
-    maps = {
-        "lang": by_label(LANGUAGES, lambda code, _: LANGUAGES[code]),
-        "checkpoint": by_label(
-            checkpoints, lambda name, lang: checkpoint_label(name, read_metadata(checkpoint_root() / name), lang)
-        ),
-        "decoding": by_label(("greedy", "beam"), lambda d, lang: t(d, lang)),
-        "page": by_label(PAGES, lambda p, lang: t(f"page_{p}", lang)),
-        "attribution_method": by_label(attribute.METHODS, lambda m, lang: t(f"attribution_{m}", lang)),
-        "head": by_label(["mean"], head_name),
-    }
-    for key, labels in maps.items():
-        if sent.get(key) in labels:
-            restored[key] = labels[sent[key]]
-    if "head" in sent and "head" not in restored and number(sent["head"]):
-        restored["head"] = str(number(sent["head"]))
-    for key in ("layer", "beam_size"):
-        if number(sent.get(key, "")):
-            restored[key] = number(sent[key])
-    return restored
-
-
-def tab_from_sent(sent: dict, lang_keys: tuple[str, ...], widget_key: str) -> str | None:
-    """The tab key whose label (in any interface language) a sent tabs widget holds, or None."""
-    by_label = {t(key, lang): key for key in lang_keys for lang in LANGUAGES}
-    return by_label.get(sent.get(widget_key)) if isinstance(sent.get(widget_key), str) else None
 
 
 def init_state(checkpoints: list[str]) -> None:
     """Defaults, overridden once per session by the URL's query parameters (a shared link), each checked
     strictly (ui.links); what the link asked for but could not have is listed in link_notices.
-    Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server)."""
+    Checkpoints are named by folder (the URL says ckpt=en-de, not a path on the server).
+
+    The values of the sidebar's and the view's widgets are the values they start on (ui.widgets.start_on), not
+    session-state values: a page that reconnects to a restarted server sends those it holds with its first run
+    there, its user's next action among them, and they must stand (the link fills in what it did not send).
+    Streamlit's own link binding of widgets (bind="query-params") is not used: it names a parameter after its
+    widget's key, writes an option's label in the interface language and reads it back without the notices of
+    ui.links, and a bound parameter cannot be set through st.query_params, which writes the whole link here
+    (write_url). Nor is persist_state: it keeps values on the server, which a restart loses."""
     if st.session_state.get("initialised"):
+        widgets.settle()  # a first run that stopped before its page's choices were drawn
         return
     link = links.parse_link(
         {k: st.query_params[k] for k in st.query_params},
@@ -96,45 +40,35 @@ def init_state(checkpoints: list[str]) -> None:
         {k: len(st.query_params.get_all(k)) for k in st.query_params},
     )
     checkpoint = link.checkpoint or (PREFERRED_CHECKPOINT if PREFERRED_CHECKPOINT in checkpoints else checkpoints[0])
-    sent = widget_values_the_page_sent()  # a reconnected page: its widgets' values stand, the link fills the rest
-    defaults = dict(
+    beam = link.beam or 1
+    starting = dict(
         sentence=link.sentence or examples_for(checkpoint)[0],
         second_sentence=link.second_sentence or "",
         checkpoint=checkpoint,
         layer=1,
         head="1",
         lang=link.lang or "en",
-        beam=link.beam or 1,
-        decoding="greedy",
+        decoding="beam" if beam > 1 else "greedy",
         reference="",
         word_level=bool(link.word_level),
         present=link.present,
+        page="lessons" if link.view in registry.lessons() else "explore",
     )
-    restored = restored_values(sent, checkpoints)
-    # a value the page sent but that cannot be read back (an option no longer offered) falls back to the default
-    st.session_state.update({k: v for k, v in defaults.items() if k not in restored})
-    st.session_state.update(restored)
-    if "beam_size" in restored and st.session_state.get("decoding") == "beam":
-        st.session_state.beam = restored["beam_size"]
-    st.session_state.update(
-        link_notices=link.notices,
-        link_view=(None if "layer" in sent else link.layer, None if "head" in sent else link.head),
-    )
-    if "page" not in sent:
-        st.session_state.page = "explore"
-    if st.session_state.get("beam", 1) > 1:
-        st.session_state.update(decoding="beam", beam_size=st.session_state.beam)
+    if beam > 1:
+        starting["beam_size"] = beam
+    if link.attribution:
+        starting["attribution_method"] = link.attribution
+    widgets.start_on(starting)
+    st.session_state.update(beam=beam, link_notices=link.notices, link_view=(link.layer, link.head))
     if link.pair:
         kind, query, key = link.pair
         st.session_state.update(search_kind=kind, search_query=query, search_key=key, search_signature="from a link")
     if link.view in registry.views():
-        st.session_state.update(page="explore", tab=link.view)
+        st.session_state.tab = link.view
     elif link.view in registry.lessons():
-        st.session_state.update(page="lessons", lesson=link.view)
+        st.session_state.lesson = link.view
     if link.qk:
         st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1], qk_from_link=True)
-    if link.attribution:
-        st.session_state.attribution_method = link.attribution
     if link.trail:
         st.session_state.update(
             trail=[list(step) for step in link.trail], trail_for="from a link", trail_from_link=True
@@ -143,17 +77,6 @@ def init_state(checkpoints: list[str]) -> None:
         st.session_state.update(
             zip(("compare_query", "compare_x", "compare_y"), link.compared), compare_signature="from a link"
         )  # kept, not replaced by the pair's own words
-    # A reconnected page's tab click (its tabs widgets hold labels): the view or lesson it opened.
-    # (the group tabs send a value only once clicked: else the group is the link's view's, or the first)
-    groups = registry.view_groups()
-    clicked_group = tab_from_sent(sent, tuple(groups), "group_tab")
-    group = clicked_group or registry.group_of(st.session_state.get("tab", next(iter(registry.views()))))
-    view = tab_from_sent(sent, groups[group], f"view_tab_{group}")
-    if view or clicked_group:
-        st.session_state.tab = view or groups[group][0]
-    lesson = tab_from_sent(sent, tuple(registry.lessons()), "lesson_tab")
-    if lesson:
-        st.session_state.lesson = lesson
     st.session_state.initialised = True
 
 
@@ -166,9 +89,9 @@ def apply_link_view(cfg) -> None:
     )
     st.session_state.link_notices += notices
     if layer is not None:
-        st.session_state.layer = layer
+        widgets.set_value("layer", layer)
     if head is not None:
-        st.session_state.head = head
+        widgets.set_value("head", head)
     if layer is not None or head is not None:
         st.session_state.view_chosen = True
 
@@ -178,7 +101,7 @@ def open_cross_attention_on_the_best_aligner(alignment: dict | None) -> None:
     defaults (neither a link nor the user chose them), it opens on the checkpoint's best word aligner among the
     raw attention maps (its alignment.json: for en-zh the mean of layer 3), where a class sees the alignment the
     seeds describe; the caption says so (ui.attention). Layer 1, head 1 showed the links only in part."""
-    if st.session_state.get("page") != "explore" or st.session_state.get("tab") != "tab_cross":
+    if widgets.current("page") != "explore" or st.session_state.get("tab") != "tab_cross":
         return
     if st.session_state.get("aligner_opened"):
         return
@@ -186,7 +109,9 @@ def open_cross_attention_on_the_best_aligner(alignment: dict | None) -> None:
     best = align.best_row((alignment or {}).get("results", []), attribute.RAW)
     if st.session_state.get("view_chosen") or best is None:
         return
-    st.session_state.update(layer=int(best["layer"]), head=str(best["head"]), opened_on_aligner=True)
+    widgets.set_value("layer", int(best["layer"]))
+    widgets.set_value("head", str(best["head"]))
+    st.session_state.opened_on_aligner = True
 
 
 def check_link_positions(tr, word_level: bool, languages: tuple[str, str]) -> None:
@@ -268,7 +193,8 @@ def write_url(final: bool = False) -> None:
     are switched in the browser (ui.attention sets link_in_browser), the browser writes the link itself from now
     on: the server's copy is cleared, because Streamlit's page sends its own copy of the query string with every
     run when it has one, and the address bar's only when it has none."""
-    link = links.link_from_session(st.session_state, next(iter(registry.views())), next(iter(registry.lessons())))
+    shown = widgets.with_starting_values()  # a session's first run, before some of the widgets are drawn
+    link = links.link_from_session(shown, next(iter(registry.views())), next(iter(registry.lessons())))
     params = link.to_params()
     st.session_state.link_params = params  # for the maps switched in the browser, which write it themselves
     st.session_state.url_view = (params.get("layer"), params.get("head"))  # what adopt_browser_view compares with

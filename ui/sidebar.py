@@ -51,7 +51,7 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
     with st.sidebar:
         widgets.radio(
             st,
-            t("interface_language", st.session_state.lang),
+            t("interface_language", widgets.current("lang", "en", checked=False)),
             list(LANGUAGES),
             format_func=LANGUAGES.get,
             horizontal=True,
@@ -77,7 +77,13 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
         )
         # as long as a link may make them (ui.links): the model reads far less (it truncates to max_len pieces)
         limit = dict(max_chars=MAX_SENTENCE_CHARACTERS)
-        st.text_input(t("sentence", lang), key="sentence", help=t("sentence_help", lang), **limit)
+        st.text_input(
+            t("sentence", lang),
+            key="sentence",
+            help=t("sentence_help", lang),
+            **widgets.first_value("sentence"),
+            **limit,
+        )
         widgets.radio(
             st,
             t("decoding", lang),
@@ -87,12 +93,23 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             horizontal=True,
         )
         if st.session_state.decoding == "beam":
-            st.session_state.setdefault("beam_size", 4)
-            st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size")
+            st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size", **widgets.first_value("beam_size", 4))
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
         target = language_name(metadata.get("target_language", "?"), lang)
-        st.text_input(t("reference", lang), key="reference", help=t("reference_help", lang, target=target), **limit)
-        st.text_input(t("second_sentence", lang), key="second_sentence", help=t("second_sentence_help", lang), **limit)
+        st.text_input(
+            t("reference", lang),
+            key="reference",
+            help=t("reference_help", lang, target=target),
+            **widgets.first_value("reference"),
+            **limit,
+        )
+        st.text_input(
+            t("second_sentence", lang),
+            key="second_sentence",
+            help=t("second_sentence_help", lang),
+            **widgets.first_value("second_sentence"),
+            **limit,
+        )
         widgets.selectbox(
             st,
             t("minimal_pairs", lang),
@@ -101,7 +118,9 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             on_change=use_pair,
             format_func=lambda k: t(k, lang) if k else t("pair_placeholder", lang),
         )
-        st.toggle(t("presentation", lang), key="present", help=t("presentation_help", lang))
+        st.toggle(
+            t("presentation", lang), key="present", help=t("presentation_help", lang), **widgets.first_value("present")
+        )
 
 
 def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
@@ -145,7 +164,12 @@ def view_selectors(cfg, lang: str, offered: tuple[str, ...]) -> None:
     if "attribution" in boxes:
         attribution_selector(boxes["attribution"], lang, **compact)
     if "word_level" in boxes:
-        boxes["word_level"].checkbox(t("word_level", lang), key="word_level", help=t("word_level_help", lang))
+        boxes["word_level"].checkbox(
+            t("word_level", lang),
+            key="word_level",
+            help=t("word_level_help", lang),
+            **widgets.first_value("word_level"),
+        )
 
 
 def about_model(checkpoint: str, loaded, lang: str) -> str:

@@ -1,5 +1,5 @@
 """A server killed and started again while pages are open: each page's first action afterwards takes effect
-(a typed sentence, a layer, a tab, the word-level tick), not only the second."""
+(a typed sentence, a layer, a tab, the first tab again, the word-level tick), not only the second."""
 
 from __future__ import annotations
 
@@ -52,9 +52,9 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
     url = f"http://127.0.0.1:{port}"
     pages = []
     try:
-        for sentence in ("I like tea.", "Tom drinks tea.", "We drink water.", "You like tea."):
+        for query in ("s=I+like+tea.", "s=Tom+drinks+tea.", "s=We+drink+water.", "s=You+like+tea.", "view=tab_cross"):
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.goto(f"{url}/?s={sentence.replace(' ', '+')}", wait_until="domcontentloaded")
+            page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
             page.locator("[data-testid='stMarkdownContainer'] h3").first.wait_for(timeout=120_000)
             wait_until_idle(page)
             # fully drawn, as a student's page is: the browser loads each kind of element's script when it is
@@ -67,7 +67,7 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
         server = start(port, env)
         time.sleep(3)  # the pages reconnect on their own
 
-        typing, layering, tabbing, ticking = pages
+        typing, layering, tabbing, ticking, returning = pages
         box = typing.get_by_label("English sentence", exact=True).and_(typing.locator("input"))
         before = translation(typing)
         box.fill("Good morning.")
@@ -92,6 +92,11 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
         )
         wait_until_idle(tabbing)
 
+        # the first tab, where the page shows another: its click is told apart from a page that sent no tab
+        open_view(returning, "Encoder self-attention")
+        returning.wait_for_function("() => !new URLSearchParams(location.search).has('view')", timeout=60_000)
+        wait_until_idle(returning)
+
         ticking.locator(SIDEBAR).get_by_text("Word level", exact=False).first.click()
         ticking.wait_for_function("() => new URLSearchParams(location.search).get('words') === '1'", timeout=60_000)
         wait_until_idle(ticking)
@@ -101,6 +106,7 @@ def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser)
         time.sleep(1)
         assert "s=Good+morning." in typing.url or "s=Good%20morning." in typing.url
         assert "layer=2" in layering.url and "view=tab_cross" in tabbing.url and "words=1" in ticking.url
+        assert "view=" not in returning.url
     finally:
         for page in pages:
             page.close()
