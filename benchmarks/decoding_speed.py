@@ -3,8 +3,9 @@
     pip install -r requirements-dev.txt   # with benchmarks/requirements.txt (transformers)
     python benchmarks/decoding_speed.py --lengths 5 10 20 40 80 --repeats 5 --json benchmarks/results/decoding.json
 
-Both models are built with the same dimensions (6+6 layers, d_model 256, 8 heads, d_ff 1024, vocabularies of
-4,000), random weights, float32, on the same number of threads, and decode the same source ids to the same
+Both models are built with the same dimensions (6+6 layers, d_model 256, 8 heads, d_ff 1024, the shipped
+en-zh tokenizers' vocabularies: ours 8,410 source and 8,130 target pieces, Marian one of 8,410; the tables in
+benchmarks/README.md were measured with 4,000), random weights, float32, on the same number of threads, and decode the same source ids to the same
 output length (the end token is never chosen: Marian gets min_new_tokens, ours a -inf end-token bias), greedy
 and beam 4:
 - ours: `decode.translate_hypotheses`, as the app calls it: every attention map and Q/K/V of every finished
@@ -42,9 +43,13 @@ WORDS = (
 ).split()
 
 
-def our_model(vocab: int) -> Transformer:
+def our_model(source_vocab: int, target_vocab: int) -> Transformer:
+    """Random weights of the shipped shape; its output layer as wide as the target tokenizer, whose pieces the
+    translation's record names (the en-zh vocabularies differ: 8,410 source, 8,130 target pieces)."""
     torch.manual_seed(0)
-    model = Transformer(TransformerConfig(vocab, vocab, dropout=0.0, max_len=128, norm_first=True, **SHAPE)).eval()
+    model = Transformer(
+        TransformerConfig(source_vocab, target_vocab, dropout=0.0, max_len=128, norm_first=True, **SHAPE)
+    ).eval()
     with torch.no_grad():
         model.generator.bias[EOS_ID] = float("-inf")  # never ends: decodes to the length limit
     return model
@@ -123,9 +128,9 @@ def main() -> None:
 
     tokenizers = load_checkpoint(ROOT / "checkpoints" / "en-zh")
     source_tok, target_tok = tokenizers.source_tokenizer, tokenizers.target_tokenizer
-    vocab = source_tok.vocab_size
-    ours = our_model(vocab)
-    marian = None if args.no_marian else marian_model(vocab)
+    ours = our_model(source_tok.vocab_size, target_tok.vocab_size)
+    # Marian has one vocabulary for both sides: wide enough for every source id
+    marian = None if args.no_marian else marian_model(max(source_tok.vocab_size, target_tok.vocab_size))
 
     results = []
     for n in args.lengths:

@@ -44,7 +44,7 @@ def setup():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the benchmark table: one thread each, comparable on any machine
     loaded = load_checkpoint(SHIPPED)
-    model = our_model(loaded.source_tokenizer.vocab_size)
+    model = our_model(loaded.source_tokenizer.vocab_size, loaded.target_tokenizer.vocab_size)
     text = sentence_of(loaded.source_tokenizer, 40)
     ids = decode.encode_source(loaded.source_tokenizer, text, model.cfg.max_len)[0]
     yield model, loaded, text, ids
@@ -80,7 +80,7 @@ def test_capturing_every_attention_map_costs_little(setup):
 def test_faster_than_marian_generate_with_attentions(setup):
     pytest.importorskip("transformers")
     model, loaded, text, ids = setup
-    marian = marian_model(loaded.source_tokenizer.vocab_size)
+    marian = marian_model(max(loaded.source_tokenizer.vocab_size, loaded.target_tokenizer.vocab_size))
     steps = decode.max_output_length(model, len(ids))
     t = fastest(
         {
