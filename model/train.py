@@ -275,6 +275,13 @@ def parse_args(argv=None):
         "another CC-CEDICT place on both sides (Boston/波士顿 -> Munich/慕尼黑)",
     )
     p.add_argument(
+        "--sentences-per-city",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh: this many everyday sentences for each CC-CEDICT city (pairs with one city, "
+        "it replaced by this one on both sides), so every city is in as many sentences (--city-copies: per pair)",
+    )
+    p.add_argument(
         "--mined-cities",
         action="store_true",
         help="tatoeba-extra-en-de: the city copies also use the German names the sentence pairs give places CLDR "
@@ -386,6 +393,7 @@ def main(argv=None):
         ml_repeat=args.ml_repeat,
         city_copies=args.city_copies,
         mined_cities=args.mined_cities,
+        sentences_per_city=args.sentences_per_city,
     )
     pairs = training_pairs(splits.train)
     if args.limit_train:

@@ -182,6 +182,31 @@ def test_city_copies_can_be_restricted_to_cities_whose_german_name_differs():
     )
 
 
+def test_every_city_gets_as_many_sentences_whatever_the_pairs_that_hold_one():
+    """--sentences-per-city (issue 32): each city is put into the same number of everyday sentences (as many as
+    there are pairs to use), replacing the one city a pair holds on both sides; a pair with two cities or a city
+    on one side only is not used."""
+    from model.data import sentences_for_every_name
+
+    cities = {"Boston": "波士顿", "Munich": "慕尼黑", "Vienna": "维也纳", "Paris": "巴黎"}
+    pairs = [
+        ("Tom lives in Boston.", "汤姆住在波士顿。"),
+        ("I went to Paris.", "我去了巴黎。"),
+        ("Boston is far from Paris.", "波士顿离巴黎很远。"),  # two cities: not used
+        ("Paris is nice.", "这很好。"),  # the city on one side only: not used
+        ("Tom is here.", "汤姆在这里。"),
+    ]
+    copies = sentences_for_every_name(pairs, cities, per_name=1)
+    for city, chinese in cities.items():
+        mine = [(en, zh) for en, zh in copies if city in en]
+        assert len(mine) == 1 and all(chinese in zh for _, zh in mine), city
+    # two usable pairs: Munich and Vienna get both; Boston and Paris one (a pair never gets its own city again)
+    counts = {c: sum(c in en for en, _ in sentences_for_every_name(pairs, cities, per_name=5)) for c in cities}
+    assert counts == {"Boston": 1, "Munich": 2, "Vienna": 2, "Paris": 1}
+    assert {en for en, _ in copies} <= {f"Tom lives in {c}." for c in cities} | {f"I went to {c}." for c in cities}
+    assert not [zh for en, zh in copies if "波士顿" in zh and "Boston" not in en]
+
+
 def test_a_place_the_german_side_renders_otherwise_is_mined_from_the_pairs_themselves():
     """--mined-cities (issue 33): Beijing, which CLDR's German city list lacks, is written Peking in most German
     sentences with it, so the city copies learn Beijing -> Peking; a name the German side copies, a person written
