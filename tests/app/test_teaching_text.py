@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from ui.words import STRINGS
 from viz import softmax as softmax_viz
@@ -152,6 +153,7 @@ def english_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[A-Za-z_]{2,}", text) if w not in ALLOWED}
 
 
+@pytest.mark.slow  # 15 s in the fresh-clone CI run of 2026-12-03 (--durations)
 def test_the_chinese_interface_shows_no_english_labels(checkpoint_root):
     at = run_app(lang="zh")
     assert not at.exception
@@ -177,6 +179,7 @@ def test_the_chinese_interface_shows_no_english_labels(checkpoint_root):
     assert not leftovers, leftovers
 
 
+@pytest.mark.slow  # 19 s in the fresh-clone CI run of 2026-12-03 (--durations)
 def test_the_chinese_interface_text_has_no_english_sentences(checkpoint_root):
     at = run_app(lang="zh")
     texts = []
