@@ -5,9 +5,9 @@
 
 Both models are built with the same dimensions (6+6 layers, d_model 256, 8 heads, d_ff 1024, the shipped
 en-zh tokenizers' vocabularies: ours 8,410 source and 8,130 target pieces, Marian one of 8,410; the tables in
-benchmarks/README.md were measured with 4,000), random weights, float32, on the same number of threads, and decode the same source ids to the same
-output length (the end token is never chosen: Marian gets min_new_tokens, ours a -inf end-token bias), greedy
-and beam 4:
+benchmarks/README.md were measured with 4,000), random weights, float32, on the same number of threads, and
+decode the same source ids to the same output length (the end token is never chosen: Marian gets
+min_new_tokens, ours a -inf end-token bias), greedy and beam 4:
 - ours: `decode.translate_hypotheses`, as the app calls it: every attention map and Q/K/V of every finished
   hypothesis, as numpy arrays;
 - Marian: `MarianMTModel.generate(output_attentions=True, return_dict_in_generate=True)` (eager attention, the

@@ -22,7 +22,8 @@ class Notice:
 
     parameter: str
     value: str  # as given, shortened for display
-    action: str  # "ignored", "clamped", "repeated", "duplicate" (one what-if step twice) or "out_of_sentence"
+    action: str  # "ignored", "clamped", "shortened" (a sentence cut), "repeated", "duplicate" (one what-if step
+    # twice) or "out_of_sentence"
     used: str = ""  # the value used instead
 
 
@@ -149,9 +150,7 @@ def parse_link(
         if name in params:
             sentence = params[name]
             if len(sentence) > MAX_SENTENCE_CHARACTERS:
-                state.notices.append(
-                    Notice(name, shorten(sentence), "clamped", f"{MAX_SENTENCE_CHARACTERS} characters")
-                )
+                state.notices.append(Notice(name, shorten(sentence), "shortened", str(MAX_SENTENCE_CHARACTERS)))
                 sentence = sentence[:MAX_SENTENCE_CHARACTERS]
             setattr(state, attribute, sentence or None)
     # Names the app offers: used as given, or ignored.

@@ -67,6 +67,16 @@ def test_an_out_of_range_link_value_is_clamped_with_a_notice(checkpoint_root, qu
     assert at.session_state[parameter] == used
 
 
+def test_a_sentence_longer_than_a_link_may_hold_is_cut_with_a_notice_in_the_interface_language(checkpoint_root):
+    """Issue 36 item 10: the Chinese notice said "改用 2000 characters" (an English word in Chinese)."""
+    from ui.links import MAX_SENTENCE_CHARACTERS
+
+    at = run_app(s="a" * (MAX_SENTENCE_CHARACTERS + 50), lang="zh")
+    assert not at.exception
+    assert f"超过 {MAX_SENTENCE_CHARACTERS} 个字符" in warnings_text(at) and "characters" not in warnings_text(at)
+    assert len(at.session_state["sentence"]) == MAX_SENTENCE_CHARACTERS
+
+
 def test_the_notice_is_said_once(checkpoint_root):
     at = run_app(layer="²")
     assert "ignored" in warnings_text(at)
