@@ -124,12 +124,17 @@ def show_what_if(ctx: Context, step: int) -> None:
     )
     text = typed.text_input(t("whatif_type", lang), key="whatif_typed", help=t("whatif_type_help", lang))
     piece = text.strip() or chosen
+    # a typed piece the step already writes would change nothing: said, and the button is off
+    already = piece in (written, written.lstrip("\u2581"))
     st.button(
         t("whatif_go", lang, step=step, piece=piece),
         on_click=choose_piece,  # its own row: never cut
         args=(ctx.checkpoint, step, piece),
         key="whatif-go",
+        disabled=already,
     )
+    if already:
+        st.caption(t("whatif_already_written", lang, step=step, piece=markdown_literal(piece)))
     error = st.session_state.pop("whatif_error", None)
     if error:
         st.warning(t("whatif_unwritable", lang, piece=markdown_literal(error)))

@@ -451,6 +451,12 @@ def test_what_if_writes_another_piece_decodes_on_lives_in_the_link_and_undoes(ch
     at.text_input(key="whatif_typed").input("☃").run()
     next(b for b in at.button if b.key == "whatif-go").click().run()
     assert at.session_state["trail"] == [] and any("cannot be written" in w.value for w in at.warning)
+    # a typed piece the step already writes would change nothing: the button is off and the page says why
+    # (issue 36 item 5: typing 着 again gave a button that did nothing)
+    at.slider(key="decode_step").set_value(1).run()
+    at.text_input(key="whatif_typed").input(original.target_pieces[1]).run()
+    assert next(b for b in at.button if b.key == "whatif-go").disabled
+    assert any("already writes" in c.value for c in at.caption)
 
 
 def test_word_level_view_merges_pieces(checkpoint_root):
