@@ -512,10 +512,11 @@ def _ml_en_zh_splits(
     copies = []
     # read_names: the one-word English places with a Chinese name of two or more characters
     cities = read_names(extra / "cedict-places.tsv") if city_copies or sentences_per_city else {}
+    everyday_pairs = training_pairs(everyday_train) if cities else []
     if city_copies:
-        copies += substitute_names(training_pairs(everyday_train), cities, copies=city_copies, seed=9)
+        copies += substitute_names(everyday_pairs, cities, copies=city_copies, seed=9)
     if sentences_per_city:
-        copies += sentences_for_every_name(training_pairs(everyday_train), cities, sentences_per_city)
+        copies += sentences_for_every_name(everyday_pairs, cities, sentences_per_city)
     copies = [e for e in group_by_source(copies) if normalise_english(e.source) not in held_out]
     return Splits(
         train=everyday_train + train * ml_repeat + copies,
@@ -573,11 +574,13 @@ def mined_city_names(pairs: list[tuple[str, str]], places: set[str], known: set[
     "Columbus discovered America" is a person), its English name is in fewer than half of their German sides, and
     one capitalised German word is in at least 60 % of them and seldom elsewhere (at most twice as often in all
     the German text). -> {English: German}."""
-    german_words = collections.Counter(w for _, de in pairs for w in set(re.findall(r"\b[A-ZÄÖÜ][a-zäöüß]+\b", de)))
+    capitalised = re.compile(r"\b[A-ZÄÖÜ][a-zäöüß]+\b")
+    german_words = collections.Counter(w for _, de in pairs for w in set(capitalised.findall(de)))
+    unknown_places = places - known
     found: dict[str, list[str]] = collections.defaultdict(list)
     as_place: set[str] = set()
     for en, de in pairs:
-        for word in set(re.findall(r"\b[A-Z][a-z]+\b", en)) & places - known:
+        for word in set(re.findall(r"\b[A-Z][a-z]+\b", en)) & unknown_places:
             found[word].append(de)
             if re.search(rf"\b(?:in|to|from|near|at) {word}\b", en):
                 as_place.add(word)
@@ -587,7 +590,7 @@ def mined_city_names(pairs: list[tuple[str, str]], places: set[str], known: set[
             continue
         if sum(bool(re.search(rf"\b{place}", de)) for de in germans) >= len(germans) / 2:
             continue
-        counts = collections.Counter(w for de in germans for w in set(re.findall(r"\b[A-ZÄÖÜ][a-zäöüß]+\b", de)))
+        counts = collections.Counter(w for de in germans for w in set(capitalised.findall(de)))
         for word, n in counts.most_common(3):
             if n >= 0.6 * len(germans) and german_words[word] <= 2 * n:
                 mined[place] = word
