@@ -23,6 +23,10 @@ def page_style(present: bool) -> None:
         css += (
             " [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"
             " [data-testid='stMarkdownContainer'] h3 {font-size: 2.2rem;}"
+            # The page starts under Streamlit's 60 px header, which is white: the translation's heading would be
+            # cut by it. A see-through header lets it show; only the sidebar button in it stays clickable.
+            " [data-testid='stHeader'], [data-testid='stToolbar'] {background: transparent; pointer-events: none;}"
+            " [data-testid='stHeader'] button {pointer-events: auto;}"
         )
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 

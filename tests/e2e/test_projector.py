@@ -180,7 +180,7 @@ def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_t
 ):
     """Issues 21 and 36: at 1024×768 in presentation mode the whole cross-attention map of a ten-word sentence is
     on the first screen, also below a note that the model is unsure, and its title, axis titles and labels do not
-    run into each other."""
+    run into each other; the translation's heading is not hidden under Streamlit's header."""
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     query = urllib.parse.urlencode(
         {"s": sentence, "lang": lang, "present": "1", "view": "tab_cross", "layer": "5", "head": "mean"}
@@ -196,7 +196,20 @@ def test_presentation_mode_fits_the_whole_map_of_ten_words_without_overlapping_t
     assert 0 <= measured["top"] and max(b["y"] + b["h"] for b in measured["texts"]) <= 768, measured["bottom"]
     assert len([b for b in measured["texts"] if b["group"] == "query"]) >= 6  # the rows, each labelled
     assert not intersecting(measured["texts"])
+    assert page.evaluate(HEADING_UNCOVERED), "the translation's heading is under an opaque header"
     page.close()
+
+
+# The translation's heading (h3) lies below Streamlit's header, or the header is see-through there.
+HEADING_UNCOVERED = r"""() => {
+    const heading = document.querySelector("[data-testid='stMarkdownContainer'] h3").getBoundingClientRect();
+    const opaque = (e) => { const c = getComputedStyle(e).backgroundColor;
+        return !(c === 'transparent' || c.endsWith(', 0)')); };
+    const header = document.querySelector("[data-testid='stHeader']");
+    const covers = [header, ...header.querySelectorAll('*')].filter(opaque)
+        .some(e => e.getBoundingClientRect().bottom > heading.top + 1);
+    return heading.top >= 0 && !covers;
+}"""
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
