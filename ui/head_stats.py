@@ -15,7 +15,7 @@ from ui.views import View, register
 from ui.words import t
 from viz.escape import markdown_literal
 from viz.heads import statistic_grid
-from viz.tables import localized_head_table
+from viz.tables import GridColumn, grid_columns, localized_head_table
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -45,24 +45,39 @@ def readable(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
     return localized_head_table(frame, t, lang, {kind: t(f"kind_short_{kind}", lang) for kind in KIND_TAB})
 
 
-NARROW_COLUMN_PX = 52
+# Headings short enough for a table of ten numbers to fit the main column at 1024 px with the sidebar open; each
+# column's full name is its heading's tooltip.
+ABBREVIATED = (
+    "entropy distance same previous next boundary punctuation max_weight alignment_agreement source_order "
+    "bleu bleu_drop log_prob_drop"
+).split()
+
+
+def number_format(column: str, values: pd.Series) -> str:
+    """One format per column, so 39 and 38.99 do not stand one above the other: whole numbers none, the
+    log-probability drops (hundredths of a nat) three decimals, the rest two."""
+    if not pd.api.types.is_float_dtype(values):
+        return "%d"
+    return "%.3f" if column == "log_prob_drop" else "%.2f"
+
+
+def head_table_columns(frame: pd.DataFrame, lang: str) -> tuple[pd.DataFrame, list[GridColumn]]:
+    """A probe table localised, and how each column shows: a heading short enough, one number format per
+    column, a width that holds the heading and every value."""
+    shown = readable(frame, lang)
+    localized = dict(zip(frame.columns, shown.columns))
+    headings = {localized[c]: t(f"abbr_{c}", lang) for c in frame.columns if c in ABBREVIATED}
+    formats = {
+        localized[c]: number_format(c, frame[c]) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])
+    }
+    return shown, grid_columns(shown, headings, formats)
 
 
 def head_table(frame: pd.DataFrame, lang: str, key: str | None = None) -> None:
-    """A probe table as a reader sees it: localised, and each number column with one number of decimals (BLEU
-    two, the rest three), so 39 and 38.99 do not stand one above the other as "39" and "38.99"."""
-    shown = readable(frame, lang)
-    # Numbers in narrow columns (their full heading on hover), so a table of ten numbers fits the main column at
-    # 1024 px with the sidebar open instead of running off to the right.
-    formats = {
-        localized: st.column_config.NumberColumn(
-            format="%.2f" if original.startswith("bleu") else "%.3f" if is_float else "%d", width=NARROW_COLUMN_PX
-        )
-        for original, localized in zip(frame.columns, shown.columns)
-        if pd.api.types.is_numeric_dtype(frame[original])
-        for is_float in [pd.api.types.is_float_dtype(frame[original])]
-    }
-    st.dataframe(shown, hide_index=True, width="stretch", key=key, column_config=formats)
+    """A probe table as a reader sees it: localised, each number column in one format, every heading and value
+    whole, and the table inside the main column at 1024 px with the sidebar open."""
+    shown, columns = head_table_columns(frame, lang)
+    widgets.fitted_dataframe(st, shown, columns, key=key)
 
 
 def statistic_label(name: str, lang: str) -> str:

@@ -190,3 +190,17 @@ def multiselect(
 ):
     repair_choice(key, options, format_func, multi=True)
     return container.multiselect(label, options, key=key, format_func=format_func, **kwargs)
+
+
+def fitted_dataframe(parent, frame, columns: Sequence, key: str | None = None) -> None:
+    """A table in the data grid with each column as viz.tables.grid_columns sized it (the grid cuts a heading or
+    value longer than its column); a shortened heading shows the column's full name on hover."""
+    config = {
+        c.name: st.column_config.NumberColumn(
+            c.heading, help=c.name if c.heading != c.name else None, format=c.number_format, width=c.width_px
+        )
+        if c.number_format
+        else st.column_config.Column(c.heading, help=c.name if c.heading != c.name else None, width=c.width_px)
+        for c in columns
+    }
+    parent.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=config)

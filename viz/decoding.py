@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
-from .titles import TITLE_LINE_PX, wrapped_title
+from .titles import TITLE_LINE_PX, display_width, wrapped_title
 
 
 def decoding_step_figure(
@@ -133,7 +134,14 @@ def logit_lens_figure(
         )
     )
     title, lines = wrapped_title(labels["title"])
-    height = 140 + 40 * n_layers + TITLE_LINE_PX * (lines - 1)
+    # Room above the grid for the title, the step axis's title and its tick labels: "19: Krankenhaus" turned by
+    # 45° stands about 90 px high, where a fixed margin let the step axis's title run into the title's last line.
+    ticks = [f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))]
+    longest = max((display_width(html.unescape(t)) for t in ticks), default=1)
+    turned = n_steps > 8
+    ticks_px = (longest * 7.2 + 12) * 0.71 + 6 if turned else 18  # a 12 px font: 0.6 of it per Latin character
+    top = math.ceil(TITLE_LINE_PX * lines + 28 + ticks_px + 12)
+    height = 30 + 40 * n_layers + top
     fig.update_layout(
         # Plotly places a title of several lines by its first line's baseline ("top" pushed that line out of the
         # figure): the first baseline one line below the top, the others follow downwards (as viz.heads does)
@@ -142,13 +150,13 @@ def logit_lens_figure(
             title=labels["step"],
             tickmode="array",
             tickvals=list(range(n_steps)),
-            ticktext=[f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))],
+            ticktext=ticks,
             side="top",
-            tickangle=-45 if n_steps > 8 else 0,
+            tickangle=-45 if turned else 0,
         ),
         yaxis=dict(title=labels["layer"], autorange="reversed", dtick=1),
         height=height,
-        margin=dict(l=10, r=10, t=110 + TITLE_LINE_PX * (lines - 1), b=10),
+        margin=dict(l=10, r=10, t=top, b=10),
         plot_bgcolor="white",
     )
     return fig

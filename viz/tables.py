@@ -2,8 +2,57 @@
 
 from __future__ import annotations
 
+import math
+import unicodedata
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
+
+# The data grid (st.dataframe) draws on a canvas and cuts a heading or value longer than its column; these widths
+# keep a table's headings whole and the table inside the main column. Text widths in its font (Source Sans,
+# 14 px), measured in Chromium with canvas measureText: wide (CJK) characters 14 px, digits 7.8, narrow
+# punctuation and i/l about 3.5, other letters at most 7.2; 5 % spare, and the cell's padding on both sides.
+GRID_CELL_PADDING_PX = 18
+MAIN_COLUMN_PX = 560  # the main column at 1024 px with the sidebar open (the grid's inner width there: 562)
+
+
+def text_width_px(text: str) -> float:
+    """Estimated width of text in the data grid's font (see above)."""
+    width = sum(
+        14.0 if unicodedata.east_asian_width(c) in "WF" else 7.8 if c.isdigit() else 3.5 if c in " .,:;il'|" else 7.2
+        for c in text
+    )
+    return 1.05 * width
+
+
+def column_width_px(heading: str, values: list[str]) -> int:
+    """The width that shows a column's heading and every value whole."""
+    return math.ceil(max([text_width_px(heading), *map(text_width_px, values)]) + GRID_CELL_PADDING_PX)
+
+
+@dataclass(frozen=True)
+class GridColumn:
+    """How the data grid shows one column of a table."""
+
+    name: str  # the column's name in the table (also the heading's tooltip where the heading is shorter)
+    heading: str
+    number_format: str | None  # printf-style, for a number column; None: shown as its text
+    width_px: int
+
+
+def grid_columns(
+    frame: pd.DataFrame, headings: dict[str, str] | None = None, number_formats: dict[str, str] | None = None
+) -> list[GridColumn]:
+    """Each column as wide as its heading (headings: column -> a shorter heading) and its values as shown."""
+    headings, number_formats = headings or {}, number_formats or {}
+    columns = []
+    for name in frame.columns:
+        heading, fmt = headings.get(name, str(name)), number_formats.get(name)
+        values = frame[name].dropna()
+        texts = [fmt % v for v in values] if fmt else values.astype(str).tolist()
+        columns.append(GridColumn(name, heading, fmt, column_width_px(heading, texts)))
+    return columns
 
 
 def probability_text(p: float) -> str:

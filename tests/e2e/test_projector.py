@@ -393,9 +393,11 @@ def overlapping_titles(boxes: list[dict]) -> list[tuple[str, str]]:
     ]
 
 
-def measure_view(streamlit_server, page, view: str, lang: str, screenshot: str) -> dict:
+def measure_view(
+    streamlit_server, page, view: str, lang: str, screenshot: str, sentence: str = UNSURE_TEN_WORDS, **link
+) -> dict:
     """Open `view` on the ten-word sentence in `lang`, wait for its charts, and measure them (MEASURE_CHARTS)."""
-    query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
+    query = urllib.parse.urlencode({"s": sentence, "lang": lang, "view": view, **link})
     page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
     page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=120_000)
     wait_until_idle(page)
@@ -407,19 +409,34 @@ def measure_view(streamlit_server, page, view: str, lang: str, screenshot: str) 
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("view", ["lesson_residual", "lesson_masks", "tab_heads"])
+@pytest.mark.parametrize("view", ["lesson_residual", "lesson_masks", "tab_heads", "lesson_explanation"])
 def test_lessons_and_head_tables_fit_the_main_column_at_1024_with_the_sidebar_open(
     streamlit_server, browser, lang, view
 ):
     """Issue 36: at 1024 px with the sidebar open, no chart title runs into another text or off its chart (lesson
     6's LayerNorm panels and its LayerNorm/BatchNorm pair), and no table is wider than the main column (lesson 6's
-    LayerNorm table, lesson 4's batch table, the head statistics' tables)."""
+    LayerNorm table, lesson 4's batch table, the head statistics' tables, lesson 10's corpus table)."""
     page = browser.new_page(viewport={"width": 1024, "height": 3600})  # the whole view on one screen
     measured = measure_view(streamlit_server, page, view, lang, "fit")
     assert not overlapping_titles(measured["boxes"]), overlapping_titles(measured["boxes"])[:5]
     off = [b["text"] for b in measured["boxes"] if b["group"] == "title" and b["x"] + b["w"] > b["plotRight"] + 1]
     assert not off, off
     assert not measured["wide"], measured["wide"]
+    page.close()
+
+
+LONG_GERMAN = "Tom, Mary, John and Anna are going to Berlin, Paris, London, Vienna and Rome next week."
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_logit_lens_title_stays_clear_of_twenty_turned_step_labels(streamlit_server, browser, lang):
+    """Issue 36: with a German output of 20 or more pieces, the turned step labels stand higher than a fixed margin
+    allowed, and the step axis's title ran into the title's second line."""
+    page = browser.new_page(viewport={"width": 1024, "height": 2000})
+    measured = measure_view(streamlit_server, page, "tab_lens", lang, "lens", LONG_GERMAN, ckpt="en-de")
+    steps = [b for b in measured["boxes"] if b["group"] == "tick" and ": " in b["text"]]
+    assert len(steps) >= 20, len(steps)
+    assert not overlapping_titles(measured["boxes"]), overlapping_titles(measured["boxes"])[:5]
     page.close()
 
 

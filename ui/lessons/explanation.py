@@ -15,6 +15,7 @@ from ui.common import Context, chart, query_labels
 from ui.models import get_comparison
 from ui.words import t
 from viz.explanation import faithfulness_bars, method_comparison
+from viz.tables import GridColumn, grid_columns
 
 # read at the chosen layer, all heads together (the others: the whole model)
 LAYER_METHODS = tuple(name for name, m in attribute.METHODS.items() if m.granularity == "head")
@@ -23,6 +24,28 @@ LAYER_METHODS = tuple(name for name, m in attribute.METHODS.items() if m.granula
 def method_label(method: str, layer: int, lang: str) -> str:
     name = t(f"attribution_{method}", lang)
     return t("explain_at_layer", lang, method=name, layer=layer) if layer else name
+
+
+def corpus_table(
+    table: pd.DataFrame, bars: list[str], intervals: list[tuple[float, float]] | None, lang: str
+) -> tuple[pd.DataFrame, list[GridColumn]]:
+    """The held-out faithfulness table as the reader sees it (method, ρ, its interval, AER, sentences) and its
+    columns sized to fit the main column: the ρ heading is short, its full name on hover."""
+    rho = t("explain_rho", lang)
+    shown = pd.DataFrame(
+        {
+            t("aer_col_method", lang): bars,
+            rho: [f"{x:.2f}" for x in table["spearman"]],
+            **(
+                {t("explain_interval", lang): [f"{a:.2f} – {b:.2f}" for a, b in intervals]}
+                if intervals is not None
+                else {}
+            ),
+            "AER": ["–" if pd.isna(x) else f"{x:.2f}" for x in table["aer"]],
+            t("explain_sentences", lang): table["sentences"],
+        }
+    )
+    return shown, grid_columns(shown, {rho: t("abbr_explain_rho", lang)}, {t("explain_sentences", lang): "%d"})
 
 
 def show_explanation(ctx: Context) -> None:
@@ -98,20 +121,8 @@ def show_explanation(ctx: Context) -> None:
         ),
         key="explain-corpus",
     )
-    shown = pd.DataFrame(
-        {
-            t("aer_col_method", lang): bars,
-            t("explain_rho", lang): [f"{x:.2f}" for x in table["spearman"]],
-            **(
-                {t("explain_interval", lang): [f"{a:.2f} – {b:.2f}" for a, b in intervals]}
-                if intervals is not None
-                else {}
-            ),
-            "AER": ["–" if pd.isna(x) else f"{x:.2f}" for x in table["aer"]],
-            t("explain_sentences", lang): table["sentences"],
-        }
-    )
-    st.dataframe(shown, hide_index=True, width="stretch", key="explain-table")
+    shown, columns = corpus_table(table, bars, intervals, lang)
+    widgets.fitted_dataframe(st, shown, columns, key="explain-table")
     st.caption(t("explain_corpus_note", lang))
     st.caption(
         t("explain_interval_note", lang, n=most)
