@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import streamlit as st
@@ -331,11 +332,16 @@ def draw_encoder(ctx: Context) -> None:
 NAMED_CHARACTERS = 20  # an unknown-character notice names this many, then counts the rest
 
 
+# One character of an unknown piece: an invisible one is written "<U+XXXX>" (model.tokenizer.visible), and is one
+# character, not nine.
+CHARACTER = re.compile(r"<U\+[0-9A-F]{4,6}>|\S")
+
+
 def named_characters(pieces: list[str], lang: str) -> str:
     """The distinct characters of these unknown pieces (one piece can hold a run of them), the first
     NAMED_CHARACTERS by name and the rest counted (5,000 emoji typed must not make a 5,000-character notice), as
     Markdown-literal text."""
-    distinct = list(dict.fromkeys(c for piece in pieces for c in piece if not c.isspace()))
+    distinct = list(dict.fromkeys(c for piece in pieces for c in CHARACTER.findall(piece)))
     named = markdown_literal(" ".join(distinct[:NAMED_CHARACTERS]))
     rest = len(distinct) - NAMED_CHARACTERS
     return named + (t("more_characters", lang, n=rest) if rest > 0 else "")

@@ -38,6 +38,28 @@ def use_pair() -> None:
         )
 
 
+def cut_to_limit(key: str) -> None:
+    """A text box's on_change: text longer than MAX_SENTENCE_CHARACTERS (a paste) is cut there, and the box says so.
+    The box has no limit of its own (max_chars): the browser then refused a longer paste whole and said nothing, and
+    counted a character beyond the Basic Multilingual Plane (an emoji) twice, so after a link of 2,000 of them no
+    key typed did anything."""
+    text = st.session_state[key]
+    shortened = st.session_state.setdefault("shortened_boxes", set())
+    if len(text) > MAX_SENTENCE_CHARACTERS:
+        st.session_state[key] = text[:MAX_SENTENCE_CHARACTERS]
+        shortened.add(key)
+    else:
+        shortened.discard(key)
+
+
+def text_box(label: str, key: str, help: str, lang: str) -> None:
+    """A sentence box (the sentence, the reference, the second sentence): what is longer than a link may carry is
+    cut, with a note under the box."""
+    st.text_input(label, key=key, help=help, on_change=cut_to_limit, args=(key,), **widgets.first_value(key))
+    if key in st.session_state.get("shortened_boxes", ()):
+        st.caption(t("box_shortened", lang, used=MAX_SENTENCE_CHARACTERS))
+
+
 def switch_checkpoint() -> None:
     # A reference translation is in the old checkpoint's target language: keep it and the new model would be
     # teacher-forced on text it cannot read.
@@ -75,15 +97,7 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             on_change=use_example,
             format_func=lambda s: s or t("example_placeholder", lang),
         )
-        # as long as a link may make them (ui.links): the model reads far less (it truncates to max_len pieces)
-        limit = dict(max_chars=MAX_SENTENCE_CHARACTERS)
-        st.text_input(
-            t("sentence", lang),
-            key="sentence",
-            help=t("sentence_help", lang),
-            **widgets.first_value("sentence"),
-            **limit,
-        )
+        text_box(t("sentence", lang), "sentence", t("sentence_help", lang), lang)
         widgets.radio(
             st,
             t("decoding", lang),
@@ -96,20 +110,8 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             st.slider(t("beam_size", lang), 2, MAX_BEAM, key="beam_size", **widgets.first_value("beam_size", 4))
         st.session_state.beam = 1 if st.session_state.decoding == "greedy" else st.session_state.beam_size
         target = language_name(metadata.get("target_language", "?"), lang)
-        st.text_input(
-            t("reference", lang),
-            key="reference",
-            help=t("reference_help", lang, target=target),
-            **widgets.first_value("reference"),
-            **limit,
-        )
-        st.text_input(
-            t("second_sentence", lang),
-            key="second_sentence",
-            help=t("second_sentence_help", lang),
-            **widgets.first_value("second_sentence"),
-            **limit,
-        )
+        text_box(t("reference", lang), "reference", t("reference_help", lang, target=target), lang)
+        text_box(t("second_sentence", lang), "second_sentence", t("second_sentence_help", lang), lang)
         widgets.selectbox(
             st,
             t("minimal_pairs", lang),

@@ -3,6 +3,8 @@ references the model cannot fully read."""
 
 from __future__ import annotations
 
+import pytest
+
 from model.checkpoint import load_checkpoint
 from model.decode import teacher_force
 from model.tokenizer import visible
@@ -72,13 +74,38 @@ def test_reference_characters_outside_the_vocabulary_are_named(checkpoint_root, 
     assert any("☃" in w.value and "no piece" in w.value for w in at.warning)
 
 
-def test_thousands_of_unknown_characters_get_a_short_notice_and_the_boxes_take_what_a_link_can(checkpoint_root):
+def test_thousands_of_unknown_characters_get_a_short_notice(checkpoint_root):
     """Issue 36: 5,000 emoji typed gave a 5,096-character warning; now the first few are named and the rest
-    counted. The sentence boxes accept as many characters as a link may carry, no more."""
+    counted."""
     emoji = "".join(chr(0x1F600 + i) for i in range(80))  # 80 distinct characters the tokenizer does not know
     at = run_app(s=f"I like tea. {emoji}")
     assert not at.exception
     notice = next(w.value for w in at.warning if "<unk>" in w.value)
     assert "and 60 more" in notice and len(notice) < 300
-    for key in ("sentence", "second_sentence", "reference"):
-        assert at.text_input(key=key).proto.max_chars == MAX_SENTENCE_CHARACTERS
+
+
+def test_an_invisible_unknown_character_is_named_and_counted_as_one():
+    """Issue 36 item 10: 999 unassigned code points (shown "<U+1F6D8>") were named letter by letter, "< U + 1 F
+    6 D 8 >", and counted as 1,007 characters."""
+    from ui.attention import NAMED_CHARACTERS, named_characters
+
+    pieces = ["".join(f"<U+{c:04X}>" for c in range(0x1F6D8, 0x1F6D8 + 999))]  # as decode gives them
+    notice = named_characters(pieces, "en").replace("\\", "")  # Markdown-literal: unescaped to read
+    assert notice.startswith("<U+1F6D8> <U+1F6D9>") and f"and {999 - NAMED_CHARACTERS} more" in notice
+    assert named_characters(["☃<U+200B>☃"], "en").replace("\\", "") == "☃ <U+200B>"
+
+
+@pytest.mark.parametrize("key", ["sentence", "second_sentence", "reference"])
+def test_a_text_longer_than_a_link_carries_is_cut_in_its_box_with_a_note(checkpoint_root, key):
+    """Issue 36 item 10: the boxes' own limit (max_chars) made the browser refuse a longer paste whole, silently,
+    and count an emoji twice, so after a link of 2,000 emoji no key typed did anything. Now a box takes any text
+    and cuts it to what a link carries, saying so, in characters (an emoji is one)."""
+    at = run_app()
+    box = at.sidebar.text_input(key=key)
+    assert not box.proto.max_chars
+    box.set_value("\U0001f600" * (MAX_SENTENCE_CHARACTERS + 500)).run()
+    assert not at.exception
+    assert at.sidebar.text_input(key=key).value == "\U0001f600" * MAX_SENTENCE_CHARACTERS
+    assert any(f"only the first {MAX_SENTENCE_CHARACTERS} are kept" in c.value for c in at.sidebar.caption)
+    at.sidebar.text_input(key=key).set_value("I like tea.").run()
+    assert not any("only the first" in c.value for c in at.sidebar.caption)
