@@ -10,6 +10,7 @@ import streamlit as st
 from model import align, attribute, decode, export
 from model.confidence import mean_log_prob
 from ui import models, widgets
+from ui.cache import failed
 from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
 from ui.decoding import show_trail
 from ui.handout import handout, handout_labels, kind_document
@@ -89,18 +90,34 @@ def attribution_selector(container, lang: str, **kwargs) -> str:
     )
 
 
-# A method whose whole result takes longer than this (its declared seconds, a 20-word sentence on one core) runs
-# only when asked, once per sentence: chosen once, it must not make every later sentence, checkpoint or link wait.
-ON_DEMAND_SECONDS = 2.0
+def cancel_attribution(key: tuple) -> None:
+    models.slow_attributions().cancel(key)
 
 
-def ask_for_attribution(request: tuple) -> None:
-    st.session_state.attribution_asked = request
+@st.fragment(run_every=1.0)
+def attribution_progress(key: tuple, name: str, lang: str) -> None:
+    """How far a slow method's background computation is, read every second, with a button that cancels it; the
+    whole page is drawn again when it has finished (or was cancelled)."""
+    jobs = models.slow_attributions()
+    job = jobs.peek(key)
+    if job is None or job.done():
+        st.rerun(scope="app")
+    progress = jobs.progress(key)
+    if progress is None:
+        st.progress(0.0, text=t("attribution_waiting", lang, method=name))
+    else:
+        done, total = progress
+        st.progress(
+            min(done / max(total, 1), 1.0), text=t("attribution_progress", lang, method=name, done=done, total=total)
+        )
+    st.button(
+        t("attribution_cancel", lang), key=f"attribution-cancel-{key[-1]}", on_click=cancel_attribution, args=(key,)
+    )
 
 
 def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
     """-> (the view's map under the method, its title, its colour-bar label, signed?, the method's whole result)
-    or None for raw weights (also while a slow method waits to be asked for on this sentence)."""
+    or None for raw weights (also while a slow method waits to be asked for on this sentence, or computes)."""
     if method == attribute.RAW or checkpoint is None:
         return None
     chosen = attribute.METHODS[method]
@@ -108,22 +125,33 @@ def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, me
     if kind not in chosen.kinds:
         st.info(t("attribution_no_encoder", lang, method=name))
         return None
-    request = (checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
-    if (
-        chosen.seconds > ON_DEMAND_SECONDS
-        and st.session_state.get("attribution_asked") != request
-        and not models.attribution_ready(checkpoint, tr, method)  # computed already (for anyone): shown at once
-    ):
-        st.info(t("attribution_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
-        st.button(
-            t("attribution_compute", lang, method=name),
-            key=f"attribution-ask-{kind}",
-            on_click=ask_for_attribution,
-            args=(request,),
-        )
-        return None
-    with st.spinner(t("attribution_computing", lang, method=name), show_time=True):
-        record, computed = get_attribution(checkpoint, tr, method)
+    if models.is_slow(method):
+        # Chosen once, a slow method must not make every later sentence, checkpoint or link wait: it is computed
+        # when asked for, on this sentence, in the background (models.start_attribution), the page usable meanwhile.
+        key = models.attribution_key(checkpoint, tr, method)
+        job = models.slow_attributions().peek(key)
+        if job is None or failed(job):
+            st.info(t("attribution_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
+            if job is not None:
+                error = None if job.cancelled() else job.exception()
+                cancelled = error is None or isinstance(error, attribute.Cancelled)
+                st.caption(
+                    t("attribution_cancelled", lang, method=name)
+                    if cancelled
+                    else t("attribution_failed", lang, method=name, error=markdown_literal(str(error)))
+                )
+            # the button's value, not an on_click with tr as argument: a session keeps a callback's arguments
+            if st.button(t("attribution_compute", lang, method=name), key=f"attribution-ask-{kind}"):
+                models.start_attribution(checkpoint, tr, method)
+                st.rerun()
+            return None
+        if not job.done():
+            attribution_progress(key, name[:1].upper() + name[1:], lang)
+            return None
+        record, computed = job.result()
+    else:
+        with st.spinner(t("attribution_computing", lang, method=name), show_time=True):
+            record, computed = get_attribution(checkpoint, tr, method)
     model = get_model(checkpoint).model
     values = chosen.view(model, record, kind, layer - 1, None if head == "mean" else int(head) - 1, computed)
     where = {

@@ -137,17 +137,24 @@ class BackgroundWorker:
         return future
 
 
+def failed(future: Future) -> bool:
+    """Whether a computation has ended without a result: it raised, or was cancelled before it started."""
+    return future.done() and (future.cancelled() or future.exception() is not None)
+
+
 class BackgroundResults:
     """Results computed once per key for every session of a server, in the background, one at a time and in the
-    order asked (the query-key samples, the lesson's toy training runs). A computation is handed a `report(done,
-    total)` callback, read by `progress`; a failed one is started again when asked again. At most max_results
-    finished results are kept, the least recently asked first dropped."""
+    order asked (the query-key samples, the lesson's toy training runs, integrated gradients). A computation is
+    handed a `report(done, total)` callback, read by `progress`, whose `report.cancelled` (a threading.Event) says
+    whether cancel(key) asked it to stop; a failed or cancelled one is started again when asked again. At most
+    max_results finished results are kept, the least recently asked first dropped."""
 
     def __init__(self, name: str, max_results: int = 1 << 16):
         self._lock = threading.Lock()
         self._worker = BackgroundWorker(name)
         self._futures: OrderedDict[Hashable, Future] = OrderedDict()
         self._progress: dict[Hashable, tuple[int, int]] = {}
+        self._cancel: dict[Hashable, threading.Event] = {}
         self.max_results = max_results
         self.started = 0  # computations started: for tests and the compute log
 
@@ -155,19 +162,30 @@ class BackgroundResults:
         """The computation of key, started (compute(report)) unless it is running or done already."""
         with self._lock:
             future = self._futures.get(key)
-            if future is None or (future.done() and future.exception() is not None):
+            if future is None or failed(future):
                 self.started += 1
 
                 def report(done: int, total: int) -> None:
                     self._progress[key] = (done, total)
 
+                report.cancelled = self._cancel[key] = threading.Event()  # set by cancel(key); compute reads it
+                self._progress.pop(key, None)
                 future = self._futures[key] = self._worker.submit(compute, report)
             self._futures.move_to_end(key)
             finished = [k for k, f in self._futures.items() if f.done()]
             for old in finished[: max(0, len(finished) - self.max_results)]:
                 del self._futures[old]
                 self._progress.pop(old, None)
+                self._cancel.pop(old, None)
             return future
+
+    def cancel(self, key: Hashable) -> None:
+        """Ask key's computation to stop: its report.cancelled is set, and a computation that reads it between
+        steps ends with an exception (asked again, it starts anew). One that waits for its turn never starts."""
+        with self._lock:
+            future, event = self._futures.get(key), self._cancel.get(key)
+        if future is not None and not future.cancel() and event is not None:
+            event.set()
 
     def peek(self, key: Hashable) -> Future | None:
         """The computation of key if one was started (running, waiting or done), without starting one."""
@@ -178,7 +196,7 @@ class BackgroundResults:
         """key's result if its computation has finished without an exception, else None (never started, running,
         waiting or failed)."""
         future = self.peek(key)
-        if future is None or not future.done() or future.exception() is not None:
+        if future is None or not future.done() or failed(future):
             return None
         return future.result()
 
@@ -191,7 +209,8 @@ class BackgroundResults:
         with self._lock:
             futures = list(self._futures.values())
         for future in futures:
-            future.exception(timeout=timeout)
+            if not future.cancelled():
+                future.exception(timeout=timeout)
 
 
 def release_free_memory() -> None:

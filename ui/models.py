@@ -9,6 +9,7 @@ import json
 import os
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -218,18 +219,18 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
     return translation_cache().get(("padded batch", checkpoint, sentences), compute)
 
 
-def compute_attribution(model, tr: decode.Translation, method: str):
+def compute_attribution(model, tr: decode.Translation, method: str, progress: attribute.Progress | None = None):
     """-> (the record of tr's forward pass, the method's whole result or None where the method computes each
     view's map on its own, cheaper: its declaration per_view). The record is read from the arrays tr holds when
-    it has its value vectors, else from one teacher-forced pass over its output. Plain objects only: the
-    prefetching thread calls it too."""
+    it has its value vectors, else from one teacher-forced pass over its output. Plain objects only: background
+    threads call it too. progress: see attribute.Progress (a slow method reports to it, and stops)."""
     record = (
         attribute.ForwardRecord.from_translation(tr)
         if tr.qkv
         else attribute.forward_record(model, tr.source_ids, tr.target_ids)
     )
     chosen = attribute.METHODS[method]
-    return record, (None if chosen.per_view else chosen.compute(model, record))
+    return record, (None if chosen.per_view else chosen.compute(model, record, progress=progress))
 
 
 def attribution_key(checkpoint: str, tr: decode.Translation, method: str) -> tuple:
@@ -242,10 +243,42 @@ def attribution_ready(checkpoint: str, tr: decode.Translation, method: str) -> b
 
 
 def get_attribution(checkpoint: str, tr: decode.Translation, method: str):
-    """compute_attribution, once per translation and method for every session."""
+    """compute_attribution, once per translation and method for every session (a method that is_slow: see
+    start_attribution)."""
     return translation_cache().get(
         attribution_key(checkpoint, tr, method), lambda: compute_attribution(get_model(checkpoint).model, tr, method)
     )
+
+
+# A method whose whole result takes longer than this on a 20-word sentence (integrated gradients: about a minute on
+# one core, minutes with a class on the server) is computed only when its user asks, on that sentence, and in the
+# background: the page stays usable, shows how far it is and can cancel it. One at a time for the whole server,
+# holding a model slot; the results are small (a map per output step), the last SLOW_ATTRIBUTIONS_KEPT kept.
+SLOW_SECONDS = 2.0
+SLOW_ATTRIBUTIONS_KEPT = 32
+
+
+def is_slow(method: str) -> bool:
+    return attribute.METHODS[method].seconds > SLOW_SECONDS
+
+
+@st.cache_resource(show_spinner=False)
+def slow_attributions() -> BackgroundResults:
+    return BackgroundResults("slow-attribution", max_results=SLOW_ATTRIBUTIONS_KEPT)
+
+
+def start_attribution(checkpoint: str, tr: decode.Translation, method: str) -> Future:
+    """The background computation of a slow method on tr, started unless it runs or has finished; its result is
+    compute_attribution's, its progress slow_attributions().progress(attribution_key(...))."""
+    loaded, slots = get_model(checkpoint), translation_cache().slots
+
+    def compute(report):
+        progress = attribute.Progress(report, lambda: report.cancelled.is_set() or stopping())
+        with slots:
+            log_event("attribution", method)
+            return compute_attribution(loaded.model, tr, method, progress)
+
+    return slow_attributions().future(attribution_key(checkpoint, tr, method), compute)
 
 
 # Computed ahead, while the server is idle, for a page that shows a map these methods give: the methods whose

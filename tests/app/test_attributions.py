@@ -4,6 +4,7 @@ the same map (same axes), each computed from the shown translation; the heads' a
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -13,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import attribute, decode
 from model.checkpoint import load_checkpoint
+from ui import models
 
 from ..conftest import ROOT
 from .test_app import APP, figures, heat, open_tab, run_app
@@ -76,7 +78,10 @@ def test_integrated_gradients_run_only_when_asked_for_each_sentence_and_report_t
     assert not at.exception and not runs
     assert any("only when you ask" in i.value for i in at.info)
     assert "integrated gradients" not in figures(at)["heatmap-cross"]["layout"]["title"]["text"]  # the raw map
-    at.button(key="attribution-ask-cross").click().run()
+    at.button(key="attribution-ask-cross").click().run()  # started in the background: the page is drawn at once
+    assert not at.exception
+    models.slow_attributions().wait(timeout=120)
+    at.run()
     assert len(runs) == 1
     line = next(c.value for c in at.caption if c.value.startswith("Completeness"))
     assert float(line.split(" is ")[1].split(" %")[0]) <= 1.0
@@ -348,3 +353,35 @@ def test_heads_switched_in_the_browser_reach_every_view_through_the_link(checkpo
     at.query_params["head"] = "3"  # as if the page had switched to head 3 meanwhile
     at.selectbox(key="head").set_value("1").run()
     assert at.session_state["head"] == "1"
+
+
+def test_a_slow_method_can_be_cancelled_and_asked_for_again(checkpoint_root, monkeypatch):
+    """Issue 36 item 1: integrated gradients took minutes under load with a spinner and no way out. It runs in the
+    background with its progress on the page and a cancel button; cancelled, it can be asked for again."""
+    started, release = threading.Event(), threading.Event()
+    original = attribute.IntegratedGradients.steps
+
+    def slow(self, model, p, *args, progress=None, **kwargs):
+        progress.report(1, 10)
+        started.set()
+        while not release.wait(0.05):
+            progress.check()  # raises Cancelled once the page's cancel button was pressed
+        return original(self, model, p, *args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(attribute.IntegratedGradients, "steps", slow)
+    at = open_tab(run_app(s="We like tea."), "tab_cross")
+    at.selectbox(key="attribution_method").select("integrated-gradients").run()
+    at.button(key="attribution-ask-cross").click().run()
+    assert started.wait(30) and not at.exception
+    at.run()
+    assert any("1 of 10" in p.proto.text for p in at.get("progress"))
+    at.button(key="attribution-cancel-integrated-gradients").click().run()
+    models.slow_attributions().wait(timeout=30)
+    at.run()
+    assert any("cancelled" in c.value for c in at.caption)
+    assert at.button(key="attribution-ask-cross").label.startswith("Compute")
+    release.set()
+    at.button(key="attribution-ask-cross").click().run()
+    models.slow_attributions().wait(timeout=120)
+    at.run()
+    assert not at.exception and any(c.value.startswith("Completeness") for c in at.caption)

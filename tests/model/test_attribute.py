@@ -10,9 +10,11 @@ import torch
 
 from model.attribute import (
     METHODS,
+    Cancelled,
     GradientTimesInput,
     IntegratedGradients,
     NormWeighted,
+    Progress,
     Rollout,
     forward_record,
     main,
@@ -101,6 +103,20 @@ def test_integrated_gradients_are_complete_within_one_percent(tiny_model, tiny_p
     np.testing.assert_allclose(total, result.extra["delta"], rtol=0.011, atol=1e-3)
     one = IntegratedGradients().steps(tiny_model, tiny_pass, only_step=2)
     np.testing.assert_allclose(one.source[0], result.source[2], rtol=0.05, atol=0.02)
+
+
+def test_integrated_gradients_report_their_progress_and_stop_when_told(tiny_model, tiny_pass):
+    """The page shows how far the slow method is and can cancel it (issue 36 item 1)."""
+    seen = []
+    ig = IntegratedGradients(steps=4, max_steps=8, rows_per_batch=4)
+    ig.compute(tiny_model, tiny_pass, progress=Progress(lambda done, total: seen.append((done, total))))
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones) and all(d <= t for d, t in seen)
+    assert seen[-1][0] == seen[-1][1] >= 4 * len(tiny_pass.target_ids)  # every planned row done
+    asked = []
+    with pytest.raises(Cancelled):
+        ig.compute(tiny_model, tiny_pass, progress=Progress(should_stop=lambda: asked.append(1) or len(asked) > 2))
+    assert len(asked) == 3  # it stopped at the first question answered yes
 
 
 @pytest.mark.slow

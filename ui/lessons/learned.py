@@ -10,6 +10,7 @@ import streamlit as st
 
 from model import toy
 from ui import widgets
+from ui.cache import failed
 from ui.common import Context, chart
 from ui.models import toy_run, toy_runs
 from ui.words import sentences, t
@@ -106,7 +107,7 @@ def show_learned(ctx: Context) -> None:
     lang = ctx.lang
     settings = chosen_settings(lang)
     future = toy_runs().peek(settings)
-    if future is None or (future.done() and future.exception() is not None):
+    if future is None or failed(future):
         seconds = expected_seconds(settings)
         if st.button(t("toy_train", lang, seconds=seconds), type="primary", key="toy_train"):
             toy_run(settings)
