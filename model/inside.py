@@ -192,18 +192,16 @@ class LogitLens:
 
 
 @torch.inference_mode()
-def logit_lens(model: Transformer, source_ids: list[int], target_ids: list[int]) -> LogitLens:
-    """One teacher-forced pass over a translation the model produced (decoder fed <s> + target_ids[:-1]); each
-    decoder layer's output goes through the final LayerNorm (pre-norm: the stack's last step) and the output
-    layer. The last layer's row is exactly the model's own output distribution."""
-    encoded = model.encode(torch.tensor([source_ids]))
-    decoded = model.decode(torch.tensor([teacher_forced_input(target_ids)]), encoded, trace=True)
+def logit_lens(model: Transformer, passed: InsidePass, target_ids: list[int]) -> LogitLens:
+    """From the records of one teacher-forced pass over a translation the model produced (inside_pass; no pass of
+    its own): each decoder layer's output goes through the final LayerNorm (pre-norm: the stack's last step) and
+    the output layer. The last layer's row is exactly the model's own output distribution."""
     rows = []
-    for layer in decoded.trace:
+    for layer in passed.decoder:
         ff = layer["feed_forward"]
         # the layer's output: pre-norm x + FFN(LN(x)); post-norm LN(x + FFN(x)), its LayerNorm's output
-        out = ff.stream + ff.update if model.cfg.norm_first else ff.norm_output
-        rows.append(model.generator(model.decoder_norm(out))[0].float().log_softmax(-1))
+        out = ff.stream + ff.update if passed.norm_first else ff.norm_output
+        rows.append(model.generator(model.decoder_norm(torch.from_numpy(out)[None]))[0].float().log_softmax(-1))
     log_probs = torch.stack(rows)  # (layers, steps, vocab)
     written = torch.tensor(target_ids)
     chosen = log_probs[:, torch.arange(len(target_ids)), written]  # (layers, steps)

@@ -199,7 +199,7 @@ def get_logit_lens(checkpoint: str, tr: decode.Translation) -> inside.LogitLens:
     """What each decoder layer would predict at each step of tr's output (inside.logit_lens)."""
     key = ("logit lens", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids))
     return translation_cache().get(
-        key, lambda: inside.logit_lens(get_model(checkpoint).model, tr.source_ids, tr.target_ids)
+        key, lambda: inside.logit_lens(get_model(checkpoint).model, get_inside(checkpoint, tr), tr.target_ids)
     )
 
 

@@ -234,11 +234,11 @@ def test_force_names_a_piece_or_text_and_refuses_what_the_vocabulary_cannot_writ
 def test_logit_lens_last_layer_is_the_models_output_distribution(overfit_model, tiny_tokenizers):
     """The lens reads each decoder layer through the final LayerNorm and output layer; for the last layer that
     is the model's own computation, bit for bit, and an overfitted model has decided every piece by then."""
-    from model.inside import logit_lens
+    from model.inside import inside_pass, logit_lens
 
     source, target = tiny_tokenizers
     tr = translate(overfit_model, source, target, "I like tea.")
-    lens = logit_lens(overfit_model, tr.source_ids, tr.target_ids)
+    lens = logit_lens(overfit_model, inside_pass(overfit_model, tr.source_ids, tr.target_ids), tr.target_ids)
     with torch.inference_mode():  # the model's own teacher-forced pass over the same output
         _, decoded = overfit_model(torch.tensor([tr.source_ids]), torch.tensor([[BOS_ID] + tr.target_ids[:-1]]))
         own = decoded.logits[0].float().log_softmax(-1)[torch.arange(len(tr.target_ids)), tr.target_ids]
