@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .escape import plotly_literal
-from .titles import display_width
+from .titles import column_labels, display_width
 
 COLORSCALE = "Blues"
 SIGNED_COLORSCALE = "RdBu_r"  # red: raises the piece's log-probability, blue: lowers it; white: 0
@@ -183,12 +183,14 @@ def _map_layout(
     n_q, n_k = len(q_text), len(k_text)
     # Large labels (presentation) stand upright above the columns, so neighbours never touch; with many keys
     # they shrink towards 10 px rather than overlap.
-    key_font = round(12 * font_scale * min(1.0, 14 / max(n_k, 1))) if font_scale > 1 else 12
-    key_font = max(key_font, 10)
+    key_font = max(round(12 * font_scale * min(1.0, 14 / max(n_k, 1))), 10)
+    shown_keys = k_text
     # Room above the map for the key labels (slanted ones need their length), the key axis title and the title,
     # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
     # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
-    angle = (-90 if font_scale > 1 else -45) if n_k > 8 else 0
+    angle = -90 if n_k > 8 else 0
+    if font_scale == 1:  # slanted while they fit, then upright, smaller, and with many keys every k-th one
+        shown_keys, angle, key_font = column_labels(k_text)
     # in Latin characters' widths: a Chinese character is two (counted as one, the labels' room was too small and
     # the key axis title ran into the map's title)
     longest = max((display_width(html.unescape(k)) for k in k_text), default=1)
@@ -221,7 +223,7 @@ def _map_layout(
             title=dict(text=key_axis, standoff=6),
             tickmode="array",
             tickvals=list(range(n_k)),
-            ticktext=k_text,
+            ticktext=shown_keys,
             side="top",
             tickangle=angle,
             tickfont=dict(size=key_font),

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
-from .titles import TITLE_LINE_PX, display_width, wrapped_title
+from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, display_width, wrapped_title
 
 
 def decoding_step_figure(
@@ -108,7 +108,13 @@ def logit_lens_figure(
         ]
         for layer in range(n_layers)
     ]
-    text = [[str(r) if r < 1000 else "999+" for r in row] for row in rank]
+    # The rank in each cell where it fits (a digit is 0.6 of the font wide): in narrow cells only the short ranks
+    # (the layers that nearly have the piece); hover gives every cell's rank.
+    cell_px = MAP_PLOT_PX / max(n_steps, 1)
+    rank_font = 11 if cell_px >= 30 else 9
+    widest = int((cell_px - 3) / (0.6 * rank_font))
+    text = [[(str(r) if r < 1000 else "999+") for r in row] for row in rank]
+    text = [[x if len(x) <= widest else "" for x in row] for row in text]
     fig = go.Figure(
         go.Heatmap(
             z=np.asarray(probability, dtype=np.float32),
@@ -119,7 +125,7 @@ def logit_lens_figure(
             colorscale="Blues",
             text=text,
             texttemplate="%{text}",
-            textfont=dict(size=11),
+            textfont=dict(size=rank_font),
             customdata=np.array(
                 [[[h, rank[layer, s]] for s, h in enumerate(row)] for layer, row in enumerate(hover)], dtype=object
             ),
@@ -136,10 +142,11 @@ def logit_lens_figure(
     title, lines = wrapped_title(labels["title"])
     # Room above the grid for the title, the step axis's title and its tick labels: "19: Krankenhaus" turned by
     # 45° stands about 90 px high, where a fixed margin let the step axis's title run into the title's last line.
-    ticks = [f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))]
+    ticks, angle, font = column_labels([f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))])
     longest = max((display_width(html.unescape(t)) for t in ticks), default=1)
-    turned = n_steps > 8
-    ticks_px = (longest * 7.2 + 12) * 0.71 + 6 if turned else 18  # a 12 px font: 0.6 of it per Latin character
+    # a label's height: level, one line; slanted, about 0.7 of its length; upright, its length (0.6 em a character)
+    along = longest * 0.6 * font + 12
+    ticks_px = 18 if angle == 0 else along * 0.71 + 6 if angle == -45 else along + 6
     top = math.ceil(TITLE_LINE_PX * lines + 28 + ticks_px + 12)
     height = 30 + 40 * n_layers + top
     fig.update_layout(
@@ -152,7 +159,8 @@ def logit_lens_figure(
             tickvals=list(range(n_steps)),
             ticktext=ticks,
             side="top",
-            tickangle=-45 if turned else 0,
+            tickangle=angle,
+            tickfont=dict(size=font),
         ),
         yaxis=dict(title=labels["layer"], autorange="reversed", dtick=1),
         height=height,

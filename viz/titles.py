@@ -4,6 +4,7 @@ title)."""
 
 from __future__ import annotations
 
+import math
 import unicodedata
 
 # Latin characters that fit on one title line of a grid in the main column at 1024 px with the sidebar open (564 px:
@@ -35,3 +36,24 @@ def wrapped_title(text: str, width: int = TITLE_WIDTH) -> tuple[str, int]:
     lines, the number of lines), for a figure to make room for them."""
     lines = wrap_title(text, width)
     return "<br>".join(lines), len(lines)
+
+
+# The plot area of a map in the main column at 1024 px with the sidebar open, less its row labels and colour bar:
+# the room the column labels share.
+MAP_PLOT_PX = 400
+
+
+def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_PX) -> tuple[list[str], int, int]:
+    """Labels across the top of a map -> (the labels shown, their angle, their font size) so that neighbours do
+    not overlap: level up to 8 columns; slanted 45° while a column is at least 17 px wide (slanted labels stand
+    about 0.7 of their spacing apart); beyond, upright and smaller (down to 9 px), and where even those would
+    touch only every k-th label is written (the others are blank; hover still names each column)."""
+    n = len(labels)
+    if n <= 8:
+        return list(labels), 0, font_px
+    spacing = plot_px / n
+    if spacing >= 17:
+        return list(labels), -45, font_px
+    font = max(9, min(font_px, int(spacing) - 2))
+    stride = max(1, math.ceil((font + 2) / spacing))
+    return [label if i % stride == 0 else "" for i, label in enumerate(labels)], -90, font

@@ -345,7 +345,8 @@ MEASURE_CHARTS = r"""() => {
     const boxes = [], panels = [];
     document.querySelectorAll('.js-plotly-plot').forEach((plot, chart) => {
         const parts = {'.gtitle': 'title', '.annotation-text': 'annotation', '.xtitle': 'axis', '.ytitle': 'axis',
-                       '.xtick text': 'tick', '.ytick text': 'tick', '.textpoint text': 'point'};
+                       '.xtick text': 'tick', '.ytick text': 'tick', '.textpoint text': 'point',
+                       '.heatmap-label text': 'cell'};
         for (const [selector, group] of Object.entries(parts)) {
             plot.querySelectorAll(selector).forEach((t) => {
                 const r = t.getBoundingClientRect();
@@ -437,6 +438,25 @@ def test_the_logit_lens_title_stays_clear_of_twenty_turned_step_labels(streamlit
     steps = [b for b in measured["boxes"] if b["group"] == "tick" and ": " in b["text"]]
     assert len(steps) >= 20, len(steps)
     assert not overlapping_titles(measured["boxes"]), overlapping_titles(measured["boxes"])[:5]
+    page.close()
+
+
+FORTY_WORDS = (
+    "When the teacher opened the old wooden door of the small classroom on the first morning of the new school year, "
+    "the children who had been waiting outside in the cold rain ran in at once and sat down at their desks."
+)
+
+
+@pytest.mark.parametrize("view", ["tab_cross", "tab_encoder", "tab_lens"])
+def test_forty_words_of_column_labels_and_numbers_do_not_run_into_each_other(streamlit_server, browser, view):
+    """Issue 36: with 40 and more pieces the slanted column labels lay on one another, and so did the logit
+    lens's ranks in its narrow cells."""
+    page = browser.new_page(viewport={"width": 1024, "height": 2000})
+    measured = measure_view(streamlit_server, page, view, "en", "forty", FORTY_WORDS)
+    ticks = [b for b in measured["boxes"] if b["group"] == "tick" and b["text"]]
+    assert len(ticks) >= 20 and not overlapping_boxes(ticks), overlapping_boxes(ticks)[:5]
+    numbers = [b for b in measured["boxes"] if b["group"] == "cell" and b["text"]]
+    assert not overlapping_boxes(numbers), overlapping_boxes(numbers)[:5]
     page.close()
 
 

@@ -273,3 +273,19 @@ def test_long_titles_wrap_inside_the_figure_at_1024_with_the_sidebar_open():
         rank, rank * 0.5, [[["x"]] * 3] * 2, np.full((2, 3, 1), 0.5), ["a", "b", "c"], lens_labels
     )
     assert all(display_width(line) <= TITLE_WIDTH for line in lens.layout.title.text.split("<br>"))
+
+
+def test_column_labels_stay_apart_however_many_columns():
+    """Issue 36: with 40 and more pieces the slanted labels lay on one another. Every label shown has at least
+    its font's height (plus a pixel each side) of room across, at the main column's width."""
+    from viz.titles import MAP_PLOT_PX, column_labels
+
+    for n in (5, 9, 20, 24, 30, 40, 64, 120):
+        shown, angle, font = column_labels([f"piece{i}" for i in range(n)])
+        assert len(shown) == n and shown[0] == "piece0"
+        written = [i for i, label in enumerate(shown) if label]
+        room = MAP_PLOT_PX / n * min((b - a for a, b in zip(written, written[1:])), default=n)
+        if angle == -90:
+            assert room >= font + 2 and font >= 9, (n, room, font)
+        elif angle == -45:
+            assert room >= 17, (n, room)
