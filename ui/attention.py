@@ -20,7 +20,7 @@ from ui.words import sentences, t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.handout import switcher_html
-from viz.tables import attention_csv, probability_text, token_table
+from viz.tables import attention_csv, grid_columns, probability_text, token_table
 
 
 def show_translation(
@@ -47,10 +47,12 @@ def show_translation(
         right.code(" ".join(tr.target_pieces), language=None)
         labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
         st.caption(t("token_table_help", lang))
+        table, columns = piece_table(tr, labels)
         event = st.dataframe(
-            token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels),
+            table,
             hide_index=True,
             width="stretch",
+            column_config=columns,
             key="piece_table",
             on_select="rerun" if checkpoint and not tr.teacher_forced else "ignore",
             selection_mode="single-row",
@@ -58,6 +60,21 @@ def show_translation(
         rows = event.selection.rows if checkpoint and not tr.teacher_forced and event else []
         if rows and rows[0] < len(tr.target_pieces):
             show_piece_alternatives(tr, rows[0], checkpoint, lang)
+
+
+# The details expander's inner width at 1024 px with the sidebar open, less the grid's row-selection column.
+PIECE_TABLE_PX = 460
+
+
+def piece_table(tr: decode.Translation, labels: dict) -> tuple:
+    """The per-piece table and its columns: step, piece and probability as wide as their values, the other likely
+    pieces as many as fit the room left (five ran the table off a 1024 px screen; a row's selection lists all)."""
+    fixed = grid_columns(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels, 0))[:-1]
+    room = PIECE_TABLE_PX - sum(c.width_px for c in fixed)
+    table = token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels, room)
+    config = {c.name: st.column_config.Column(c.heading, width=c.width_px) for c in fixed}
+    config[labels["alternatives"]] = st.column_config.Column(labels["alternatives"], width=room)
+    return table, config
 
 
 def show_piece_alternatives(tr: decode.Translation, step: int, checkpoint: str, lang: str) -> None:

@@ -61,18 +61,34 @@ def probability_text(p: float) -> str:
 
 
 def token_table(
-    pieces: list[str], probabilities: list[float], alternatives: list[list[tuple[str, float]]], labels: dict
+    pieces: list[str],
+    probabilities: list[float],
+    alternatives: list[list[tuple[str, float]]],
+    labels: dict,
+    alternatives_px: float | None = None,
 ) -> pd.DataFrame:
     """One row per output piece: its step (numbered from 0 like the decoder positions, so step t is the piece that
-    decoder position t chose), the piece, its probability, the top alternatives at that step."""
+    decoder position t chose), the piece, its probability, and the other pieces the model rated most likely at
+    that step, most likely first: as many as fit alternatives_px (the grid would cut the rest mid-word; selecting
+    a row lists them all), all of them when None."""
+
+    def others(piece: str, alts: list[tuple[str, float]]) -> str:
+        text = ""
+        for other, p in alts:
+            if other == piece:
+                continue
+            longer = f"{text}  {other} {probability_text(p)}" if text else f"{other} {probability_text(p)}"
+            if alternatives_px is not None and text_width_px(longer) + GRID_CELL_PADDING_PX > alternatives_px:
+                break
+            text = longer
+        return text
+
     return pd.DataFrame(
         {
             labels["position"]: list(range(len(pieces))),
             labels["piece"]: pieces,
             labels["probability"]: [probability_text(p) for p in probabilities],
-            labels["alternatives"]: [
-                "  ".join(f"{piece} {probability_text(p)}" for piece, p in alts) for alts in alternatives
-            ],
+            labels["alternatives"]: [others(piece, alts) for piece, alts in zip(pieces, alternatives)],
         }
     )
 

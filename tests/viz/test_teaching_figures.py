@@ -161,7 +161,15 @@ def test_small_readability_fixes_of_issue_21():
         [[("a", 0.9)], [("c", 0.5), ("b", 0.00001)]],
         {"position": "p", "piece": "x", "probability": "q", "alternatives": "r"},
     )
-    assert table["q"].tolist() == ["0.9000", "< 0.0001"] and "b < 0.0001" in table["r"][1]
+    assert table["q"].tolist() == ["0.9000", "< 0.0001"] and table["r"].tolist() == ["", "c 0.5000"]  # the others
+    narrow = token_table(
+        ["a"],
+        [0.5],
+        [[("a", 0.5), ("Krankenhaus", 0.2), ("Gast", 0.1)]],
+        {"position": "p", "piece": "x", "probability": "q", "alternatives": "r"},
+        alternatives_px=150,
+    )
+    assert narrow["r"][0] == "Krankenhaus 0.2000"  # what fits 150 px whole, not "Krankenhaus 0.2000  Ga"
     fig = position_similarity_heatmap(sinusoidal_positional_encoding(20, 16).numpy())
     assert fig.layout.xaxis.constrain == "domain" and fig.layout.yaxis.constrain == "domain"
     pad = padded_tokens_figure(
