@@ -229,40 +229,43 @@ def show_attention(ctx: Context, kind: str) -> None:
     layer = layer_of_kind(tr, kind, ctx.layer, lang)
     method = st.session_state.get("attribution_method", attribute.RAW) if checkpoint else attribute.RAW
     attribution = attribution_map(tr, kind, layer, head, method, checkpoint, lang)
-    if attribution is None:
-        method = attribute.RAW
-        fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
-    else:
-        values, title, unit, signed, computed = attribution
-        fig, weights, queries, keys = attention_heatmap(
-            tr,
-            kind,
-            layer,
-            head,
-            lang,
-            word_level,
-            languages,
-            title=title,
-            values=values,
-            signed=signed,
-            value_label=unit,
-        )
     # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
-    # switch draws there, without a server run (the layer and head reach the server through the link).
+    # switch draws there, without a server run (the layer and head reach the server through the link). The
+    # server's own map is then not built at all.
     in_browser = (
         st.session_state.get("browser_switching")
         and attribution is None
         and not word_level
         and not st.session_state.present
     )
+    if attribution is None:
+        method = attribute.RAW
     if in_browser:
         show_in_browser(tr, kind, layer, head, lang, languages)
     else:
+        if attribution is None:
+            fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
+        else:
+            values, title, unit, signed, computed = attribution
+            fig, weights, queries, keys = attention_heatmap(
+                tr,
+                kind,
+                layer,
+                head,
+                lang,
+                word_level,
+                languages,
+                title=title,
+                values=values,
+                signed=signed,
+                value_label=unit,
+            )
         chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
     if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_ATTRIBUTIONS):
         st.session_state.prefetch_attributions = True  # app.main starts it once the page is drawn
     raw = method == attribute.RAW
     if attribution is not None:
+        computed = attribution[-1]
         st.caption(t(f"attribution_explain_{method}", lang))
         if getattr(computed, "completeness_error", None) is not None:  # integrated gradients' sums, checked
             st.caption(
