@@ -72,7 +72,7 @@ def piece_table(tr: decode.Translation, labels: dict) -> tuple:
     fixed = grid_columns(token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels, 0))[:-1]
     room = PIECE_TABLE_PX - sum(c.width_px for c in fixed)
     table = token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels, room)
-    config = {c.name: st.column_config.Column(c.heading, width=c.width_px) for c in fixed}
+    config = widgets.grid_config(fixed)
     config[labels["alternatives"]] = st.column_config.Column(labels["alternatives"], width=room)
     return table, config
 

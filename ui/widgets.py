@@ -192,10 +192,10 @@ def multiselect(
     return container.multiselect(label, options, key=key, format_func=format_func, **kwargs)
 
 
-def fitted_dataframe(parent, frame, columns: Sequence, key: str | None = None) -> None:
-    """A table in the data grid with each column as viz.tables.grid_columns sized it (the grid cuts a heading or
-    value longer than its column); a shortened heading shows the column's full name on hover."""
-    config = {
+def grid_config(columns: Sequence) -> dict:
+    """st.dataframe's column_config for columns sized by viz.tables.grid_columns (the grid cuts a heading or value
+    longer than its column); a shortened heading shows the column's full name on hover."""
+    return {
         c.name: st.column_config.NumberColumn(
             c.heading, help=c.name if c.heading != c.name else None, format=c.number_format, width=c.width_px
         )
@@ -203,4 +203,8 @@ def fitted_dataframe(parent, frame, columns: Sequence, key: str | None = None) -
         else st.column_config.Column(c.heading, help=c.name if c.heading != c.name else None, width=c.width_px)
         for c in columns
     }
-    parent.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=config)
+
+
+def fitted_dataframe(parent, frame, columns: Sequence, key: str | None = None) -> None:
+    """A table in the data grid with each column sized as grid_config says."""
+    parent.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=grid_config(columns))
