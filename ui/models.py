@@ -237,11 +237,6 @@ def attribution_key(checkpoint: str, tr: decode.Translation, method: str) -> tup
     return ("attribution", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), method)
 
 
-def attribution_ready(checkpoint: str, tr: decode.Translation, method: str) -> bool:
-    """Whether get_attribution would answer at once (computed for this translation already, by any session)."""
-    return attribution_key(checkpoint, tr, method) in translation_cache()
-
-
 def get_attribution(checkpoint: str, tr: decode.Translation, method: str):
     """compute_attribution, once per translation and method for every session (a method that is_slow: see
     start_attribution)."""
