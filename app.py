@@ -26,6 +26,7 @@ from ui.checkpoints import checkpoint_root
 from ui.common import Context
 from ui.lessons.learned import start_default_run
 from ui.models import (
+    computes_ahead,
     get_alignment,
     get_forced,
     get_hypotheses,
@@ -121,9 +122,10 @@ def main() -> None:
         # a head switched in the browser since the last run (before its selectors are drawn)
         cfg = loaded.model.cfg
         session.adopt_browser_view(max(cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads)
-        # the query-key view's held-out sample, computed in the background once per server
-        warm_qk_sample(str(checkpoint_root() / widgets.current("checkpoint")))
-    start_default_run()  # the lesson "Attention is learned": its default toy run, trained once per server
+    if computes_ahead():  # in the background, once per server: what views will likely ask for
+        if loaded is not None:
+            warm_qk_sample(str(checkpoint_root() / widgets.current("checkpoint")))  # the query-key view's sample
+        start_default_run()  # the lesson "Attention is learned": its default toy run
     sidebar({name: read_metadata(checkpoint_root() / name) for name in checkpoints})
     widgets.rerun_if_drawn_otherwise()  # the checkpoint a reconnected page sent is loaded by a run of its own
     lang = st.session_state.lang

@@ -291,12 +291,19 @@ def attribution_prefetcher() -> BackgroundWorker:
     return BackgroundWorker("attribution-prefetch")
 
 
+def computes_ahead() -> bool:
+    """Whether idle time computes what a page will likely ask for (the query-key view's sample, the lesson's
+    default toy run, the quick attribution methods): on unless ATTENTION_EXPLORER_COMPUTE_AHEAD=0 (the app's tests
+    turn it off: the work one test started ran on beside the next ones)."""
+    return os.environ.get("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1") != "0"
+
+
 def prefetch_attributions(checkpoint: str, tr: decode.Translation) -> None:
     """Start computing PREFETCHED_ATTRIBUTIONS of tr in the background, only if no model computation runs or waits
     (a class keeps the cores busy; then a switch computes on demand, as before). A switch made meanwhile waits
     for this computation instead of repeating it (the cache's in-flight sharing)."""
     cache = translation_cache()
-    if len(tr.target_ids) < PREFETCH_MIN_PIECES or not cache.slots.idle:
+    if not computes_ahead() or len(tr.target_ids) < PREFETCH_MIN_PIECES or not cache.slots.idle:
         return
     loaded = get_model(checkpoint)  # fetched here: the thread makes no Streamlit call
     for method in PREFETCHED_ATTRIBUTIONS:

@@ -10,6 +10,20 @@ import streamlit as st
 from model import decode
 
 
+@pytest.fixture(autouse=True)
+def nothing_computed_ahead(monkeypatch):
+    """The app's tests do not compute ahead (ui.models.computes_ahead; the tests of that turn it on), and each
+    waits at its end for the background work it started: a query-key sample queued by every page of every test
+    (each on its own tiny checkpoint) ran on beside the later tests, and a 4 s fixture took 124 s."""
+    monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "0")
+    yield
+    from ui import models, qk_space
+
+    for results in (qk_space.qk_samples(), models.toy_runs(), models.slow_attributions()):
+        results.wait(timeout=120)
+    models.attribution_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: after what it holds
+
+
 @pytest.fixture
 def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
     """A checkpoints/ folder with two tiny checkpoints, so the selector has a choice."""

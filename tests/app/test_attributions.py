@@ -259,6 +259,7 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     from ui import models
 
     monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # the tiny test model writes short outputs
+    monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")  # what these tests are about
     cache = models.translation_cache()
     # Other background work holds a model slot for a while (the query-key view's held-out sample, started by a
     # checkpoint's first page in this process), and nothing is computed ahead meanwhile: let it finish first.
@@ -279,10 +280,12 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     assert "gradient × input" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
 
 
+@pytest.mark.slow  # over 5 s in the inner loop of 2026-12-03 (--durations)
 def test_a_busy_server_computes_nothing_ahead(checkpoint_root, monkeypatch):
     from ui import models
 
     monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # so that only the busy cores stop it
+    monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")  # what these tests are about
     cache = models.translation_cache()
 
     def gradient_attributions() -> int:

@@ -43,7 +43,8 @@ def run_shipped(monkeypatch, **query) -> AppTest:
 
 @pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_lesson_renders_in_both_languages(checkpoint_root, lang):
+def test_every_lesson_renders_in_both_languages(checkpoint_root, lang, monkeypatch):
+    monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")  # the first page starts the default toy run
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["lang"] = lang
     at.run()
@@ -194,7 +195,8 @@ def test_a_link_to_an_unknown_view_is_ignored_with_a_notice(checkpoint_root):
 
 
 @pytest.mark.slow  # over 10 s alone in the CI run of 2026-12-03 (--durations)
-def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_run_before(checkpoint_root):
+def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_run_before(checkpoint_root, monkeypatch):
+    monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")  # the first page starts the default toy run
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     toy_runs().wait(timeout=120)

@@ -55,6 +55,7 @@ def test_translate_corpus_keeps_input_order(tiny_model, tiny_tokenizers):
     assert batched == single
 
 
+@pytest.mark.slow  # over 5 s in the inner loop of 2026-12-03 (--durations)
 @pytest.mark.skipif(
     not (DEFAULT_DATA_DIR / "en-zh-extra").exists() or not (DEFAULT_DATA_DIR / "multi30k").exists(),
     reason="the shared corpora are not here",
@@ -76,6 +77,7 @@ def test_the_query_key_views_held_out_sample_is_the_probe_set_and_never_trained_
         assert not set(sample) & {e.source.strip() for e in splits.train}, name
 
 
+@pytest.mark.slow  # over 5 s in the inner loop of 2026-12-03 (--durations)
 @pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-extra").exists(), reason="the shared en-zh extras are not here")
 def test_more_name_copies_put_more_names_in_sentences_and_none_of_the_protected_ones():
     from model.data import normalise_english, protected_english
