@@ -20,7 +20,7 @@ from ui.words import sentences, t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.handout import switcher_html
-from viz.tables import attention_csv, grid_columns, probability_text, token_table
+from viz.tables import MAIN_COLUMN_PX, attention_csv, grid_columns, probability_text, token_table
 
 
 def show_translation(
@@ -216,7 +216,6 @@ def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: st
 # Where the app serves static/ (server.enableStaticServing): Plotly's bundle and the Chinese font for the maps
 # switched in the browser.
 STATIC_URL = "/app/static"
-MAIN_COLUMN_PX = 564  # the main column at 1024 px with the sidebar open: the in-browser grid is sized to fit it
 
 
 def show_attention(ctx: Context, kind: str) -> None:

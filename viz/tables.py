@@ -14,7 +14,8 @@ import pandas as pd
 # 14 px), measured in Chromium with canvas measureText: wide (CJK) characters 14 px, digits 7.8, narrow
 # punctuation and i/l about 3.5, other letters at most 7.2; 5 % spare, and the cell's padding on both sides.
 GRID_CELL_PADDING_PX = 18
-MAIN_COLUMN_PX = 560  # the main column at 1024 px with the sidebar open (the grid's inner width there: 562)
+MAIN_COLUMN_PX = 564  # the main column at 1024 px with the sidebar open
+GRID_PX = MAIN_COLUMN_PX - 4  # what a grid's columns may take there (its inner width, measured: 562)
 
 
 def text_width_px(text: str) -> float:

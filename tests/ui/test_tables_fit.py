@@ -12,7 +12,7 @@ import pytest
 from model import faithfulness, probe
 from ui.head_stats import head_table_columns
 from ui.lessons.explanation import corpus_table, method_label
-from viz.tables import GRID_CELL_PADDING_PX, MAIN_COLUMN_PX, text_width_px
+from viz.tables import GRID_CELL_PADDING_PX, GRID_PX, text_width_px
 
 CHECKPOINTS = sorted(p for p in Path("checkpoints").iterdir() if (p / "head_stats.csv").is_file())
 
@@ -38,7 +38,7 @@ def shipped_tables(checkpoint: Path) -> dict[str, pd.DataFrame]:
 def test_every_head_table_fits_the_main_column_with_whole_headings(checkpoint, lang):
     for name, frame in shipped_tables(checkpoint).items():
         _, columns = head_table_columns(frame, lang)
-        assert sum(c.width_px for c in columns) <= MAIN_COLUMN_PX, (name, [(c.heading, c.width_px) for c in columns])
+        assert sum(c.width_px for c in columns) <= GRID_PX, (name, [(c.heading, c.width_px) for c in columns])
         for c in columns:
             assert c.width_px >= text_width_px(c.heading) + GRID_CELL_PADDING_PX, (name, c.heading)
 
@@ -63,5 +63,5 @@ def test_lesson_10s_corpus_table_fits_the_main_column(checkpoint, lang):
     bars = [method_label(r.method, int(r.layer), lang) for r in table.itertuples()]
     shown, columns = corpus_table(table, bars, list(zip(table["ci_low"], table["ci_high"])), lang)
     assert len(shown) == len(table) and len(columns) == 5
-    assert sum(c.width_px for c in columns) <= MAIN_COLUMN_PX, [(c.heading, c.width_px) for c in columns]
+    assert sum(c.width_px for c in columns) <= GRID_PX, [(c.heading, c.width_px) for c in columns]
     assert columns[1].heading == "ρ" and "Spearman" in columns[1].name  # the full name on hover
