@@ -145,12 +145,15 @@ def load_splits(
     city_copies: int = 0,
     mined_cities: bool = False,
     sentences_per_city: int = 0,
+    short_ml_repeat: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
     is seen per epoch (tatoeba-extra-ml-en-zh). city_copies: copies of each everyday en-zh training pair with a
     CC-CEDICT city, the city replaced by another on both sides (tatoeba-extra-ml-en-zh); sentences_per_city: as many
-    everyday sentences for each CC-CEDICT city, made so (tatoeba-extra-ml-en-zh). mined_cities: the city
+    everyday sentences for each CC-CEDICT city, made so (tatoeba-extra-ml-en-zh); short_ml_repeat: extra times
+    each machine-learning training pair of at most SHORT_ML_WORDS English words is seen (tatoeba-extra-ml-en-zh).
+    mined_cities: the city
     copies of tatoeba-extra-en-de also use the German names its own sentence pairs give the places CLDR does not
     list (mined_city_names: Beijing -> Peking)."""
     if corpus not in CORPORA:
@@ -162,7 +165,12 @@ def load_splits(
         return _extra_en_zh_splits(data_dir, NAME_COPIES if name_copies is None else name_copies)
     if corpus == "tatoeba-extra-ml-en-zh":
         return _ml_en_zh_splits(
-            data_dir, NAME_COPIES if name_copies is None else name_copies, ml_repeat, city_copies, sentences_per_city
+            data_dir,
+            NAME_COPIES if name_copies is None else name_copies,
+            ml_repeat,
+            city_copies,
+            sentences_per_city,
+            short_ml_repeat,
         )
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
@@ -481,18 +489,25 @@ def sentence_initial(terms: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(en[0].upper() + en[1:], zh) for en, zh in terms if en[:1].islower()]
 
 
+# A "short" machine-learning sentence, as a teacher types them ("Each layer has eight heads."): 4,253 of the 18,886.
+SHORT_ML_WORDS = 10
+
+
 def _ml_en_zh_splits(
     data_dir: Path,
     name_copies: int = NAME_COPIES,
     ml_repeat: int = 1,
     city_copies: int = 0,
     sentences_per_city: int = 0,
+    short_ml_repeat: int = 0,
 ) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
     ml_test domains, its terms, and CC-CEDICT's place names beside the given names; with city_copies, that many
     copies of each everyday pair with a city, the city replaced by another (Boston/波士顿 -> Munich/慕尼黑: 882
-    pairs hold one; run E's 3 copies each taught no city, the German run's 20 did)."""
+    pairs hold one; run E's 3 copies each taught no city, the German run's 20 did); with short_ml_repeat, the
+    machine-learning pairs of at most SHORT_ML_WORDS English words that many times more (a teacher's sentences are
+    short; the machine-learning text's median is 15-17 words)."""
     everyday = _extra_en_zh_splits(data_dir, name_copies)
     ml = split_ml_pages(data_dir)
     valid, test = group_by_source(ml["ml_valid"]), group_by_source(ml["ml_test"])
@@ -518,8 +533,9 @@ def _ml_en_zh_splits(
     if sentences_per_city:
         copies += sentences_for_every_name(everyday_pairs, cities, sentences_per_city)
     copies = [e for e in group_by_source(copies) if normalise_english(e.source) not in held_out]
+    short = [e for e in train if len(e.source.split()) <= SHORT_ML_WORDS]
     return Splits(
-        train=everyday_train + train * ml_repeat + copies,
+        train=everyday_train + train * ml_repeat + short * short_ml_repeat + copies,
         valid=everyday.valid,
         test=everyday.test,
         lexicon=everyday.lexicon + places + terms,

@@ -268,6 +268,13 @@ def parse_args(argv=None):
         help="tatoeba-extra-ml-en-zh: how many times each machine-learning training pair is seen per epoch",
     )
     p.add_argument(
+        "--short-ml-repeat",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh: extra times each machine-learning training pair of at most "
+        "model.data.SHORT_ML_WORDS English words is seen per epoch (a teacher's sentences are short)",
+    )
+    p.add_argument(
         "--city-copies",
         type=int,
         default=0,
@@ -394,6 +401,7 @@ def main(argv=None):
         city_copies=args.city_copies,
         mined_cities=args.mined_cities,
         sentences_per_city=args.sentences_per_city,
+        short_ml_repeat=args.short_ml_repeat,
     )
     pairs = training_pairs(splits.train)
     if args.limit_train:

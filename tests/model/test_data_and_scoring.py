@@ -254,3 +254,23 @@ def test_city_copies_put_other_cities_in_everyday_chinese_pairs_and_none_of_the_
     assert 1500 < len(copied_pairs) - len(plain_pairs) <= 2 * 882
     assert (plain.valid, plain.test, plain.domains) == (copied.valid, copied.test, copied.domains)
     assert not {normalise_english(e.source) for e in copied.train} & protected_english()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (DEFAULT_DATA_DIR / "en-zh-ml").exists(), reason="the shared en-zh-ml data is not here")
+def test_short_ml_repeat_adds_only_short_machine_learning_pairs_and_leaves_the_held_out_sets():
+    """--short-ml-repeat (issue 32): the machine-learning pairs a teacher's sentences resemble (at most
+    SHORT_ML_WORDS English words) are seen more often; nothing long, nothing held out, nothing protected is added."""
+    import collections
+
+    from model.data import SHORT_ML_WORDS, normalise_english, protected_english
+
+    plain, more = (load_splits("tatoeba-extra-ml-en-zh", short_ml_repeat=n) for n in (0, 2))
+    added = collections.Counter(training_pairs(more.train))
+    added.subtract(training_pairs(plain.train))
+    added = +added
+    assert 2 * 3000 < sum(added.values()) < 2 * 5000
+    assert all(len(en.split()) <= SHORT_ML_WORDS for en, _ in added)
+    assert (plain.valid, plain.test, plain.domains) == (more.valid, more.test, more.domains)
+    held_out = {normalise_english(e.source) for d in more.domains.values() for e in d} | protected_english()
+    assert not {normalise_english(en) for en, _ in added} & held_out
