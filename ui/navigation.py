@@ -1,5 +1,9 @@
 """Which view runs: the explorer's two rows of tabs (groups, then the views of the open group) and the lessons'
-tabs, over the registry of ui.views; only the open tab runs. And the page's fixed style."""
+tabs, over the registry of ui.views; only the open tab runs. And the page's fixed style.
+
+Not st.navigation: at 1024×768 its top menu shows no view until a section is opened (two clicks for each view,
+where the tabs show the open group's views) and its sidebar list pushes the sentence box off the first screen or
+hides views behind "View more" (tests/e2e/test_navigation.py measures both, with the registry's own pages)."""
 
 from __future__ import annotations
 

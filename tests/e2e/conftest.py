@@ -48,7 +48,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def run_streamlit(env_overrides: dict[str, str] | None = None):
+def run_streamlit(env_overrides: dict[str, str] | None = None, script: str = "app.py"):
     port = free_port()
     env = dict(os.environ, **(env_overrides or {}))
     server = subprocess.Popen(
@@ -57,7 +57,7 @@ def run_streamlit(env_overrides: dict[str, str] | None = None):
             "-m",
             "streamlit",
             "run",
-            "app.py",
+            script,
             "--server.headless",
             "true",
             "--server.port",
