@@ -13,7 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .escape import plotly_literal
-from .titles import column_labels, display_width
+from .titles import column_labels
+from .widths import display_width
 
 COLORSCALE = "Blues"
 SIGNED_COLORSCALE = "RdBu_r"  # red: raises the piece's log-probability, blue: lowers it; white: 0

@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
-from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, display_width, wrapped_title
+from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, wrapped_title
+from .widths import display_width
 
 
 def decoding_step_figure(

@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 
 from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
-from .titles import TITLE_LINE_PX, display_width, wrapped_title
+from .titles import TITLE_LINE_PX, wrapped_title
+from .widths import display_width
 
 
 def method_comparison(

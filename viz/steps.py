@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
 from .softmax import softmax
-from .titles import display_width
+from .widths import display_width
 
 
 @dataclass

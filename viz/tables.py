@@ -3,33 +3,24 @@
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from .widths import grid_text_px
+
 # The data grid (st.dataframe) draws on a canvas and cuts a heading or value longer than its column; these widths
-# keep a table's headings whole and the table inside the main column. Text widths in its font (Source Sans,
-# 14 px), measured in Chromium with canvas measureText: wide (CJK) characters 14 px, digits 7.8, narrow
-# punctuation and i/l about 3.5, other letters at most 7.2; 5 % spare, and the cell's padding on both sides.
+# keep a table's headings whole and the table inside the main column: the text's width in the grid's font
+# (viz.widths.grid_text_px) and the cell's padding on both sides.
 GRID_CELL_PADDING_PX = 18
 MAIN_COLUMN_PX = 564  # the main column at 1024 px with the sidebar open
 GRID_PX = MAIN_COLUMN_PX - 4  # what a grid's columns may take there (its inner width, measured: 562)
 
 
-def text_width_px(text: str) -> float:
-    """Estimated width of text in the data grid's font (see above)."""
-    width = sum(
-        14.0 if unicodedata.east_asian_width(c) in "WF" else 7.8 if c.isdigit() else 3.5 if c in " .,:;il'|" else 7.2
-        for c in text
-    )
-    return 1.05 * width
-
-
 def column_width_px(heading: str, values: list[str]) -> int:
     """The width that shows a column's heading and every value whole."""
-    return math.ceil(max([text_width_px(heading), *map(text_width_px, values)]) + GRID_CELL_PADDING_PX)
+    return math.ceil(max([grid_text_px(heading), *map(grid_text_px, values)]) + GRID_CELL_PADDING_PX)
 
 
 @dataclass(frozen=True)
@@ -79,7 +70,7 @@ def token_table(
             if other == piece:
                 continue
             longer = f"{text}  {other} {probability_text(p)}" if text else f"{other} {probability_text(p)}"
-            if alternatives_px is not None and text_width_px(longer) + GRID_CELL_PADDING_PX > alternatives_px:
+            if alternatives_px is not None and grid_text_px(longer) + GRID_CELL_PADDING_PX > alternatives_px:
                 break
             text = longer
         return text

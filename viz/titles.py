@@ -5,17 +5,13 @@ title)."""
 from __future__ import annotations
 
 import math
-import unicodedata
+
+from .widths import display_width
 
 # Latin characters that fit on one title line of a grid in the main column at 1024 px with the sidebar open (564 px:
 # 88 ran "... (corpus average)" off the figure), and the height of a title line in pixels.
 TITLE_WIDTH = 72
 TITLE_LINE_PX = 22
-
-
-def display_width(text: str) -> int:
-    """Width in Latin characters: a Chinese (wide or full-width) character counts two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:

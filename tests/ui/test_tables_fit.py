@@ -12,7 +12,8 @@ import pytest
 from model import faithfulness, probe
 from ui.head_stats import head_table_columns
 from ui.lessons.explanation import corpus_table, method_label
-from viz.tables import GRID_CELL_PADDING_PX, GRID_PX, text_width_px
+from viz.tables import GRID_CELL_PADDING_PX, GRID_PX
+from viz.widths import grid_text_px
 
 CHECKPOINTS = sorted(p for p in Path("checkpoints").iterdir() if (p / "head_stats.csv").is_file())
 
@@ -40,7 +41,7 @@ def test_every_head_table_fits_the_main_column_with_whole_headings(checkpoint, l
         _, columns = head_table_columns(frame, lang)
         assert sum(c.width_px for c in columns) <= GRID_PX, (name, [(c.heading, c.width_px) for c in columns])
         for c in columns:
-            assert c.width_px >= text_width_px(c.heading) + GRID_CELL_PADDING_PX, (name, c.heading)
+            assert c.width_px >= grid_text_px(c.heading) + GRID_CELL_PADDING_PX, (name, c.heading)
 
 
 def test_a_number_column_has_one_format_and_room_for_its_longest_value():
@@ -49,7 +50,7 @@ def test_a_number_column_has_one_format_and_room_for_its_longest_value():
     shown, columns = head_table_columns(frame, "en")
     by_name = {c.name: c for c in columns}
     bleu = next(c for c in columns if c.heading == "BLEU w/o")
-    assert bleu.number_format == "%.2f" and bleu.width_px >= text_width_px("100.00") + GRID_CELL_PADDING_PX
+    assert bleu.number_format == "%.2f" and bleu.width_px >= grid_text_px("100.00") + GRID_CELL_PADDING_PX
     assert by_name[shown.columns[0]].number_format == "%d"
     assert next(c for c in columns if c.heading == "log p drop").number_format == "%.3f"
     assert np.isclose(shown.iloc[1, 2], 100.0)

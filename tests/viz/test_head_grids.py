@@ -6,7 +6,8 @@ import numpy as np
 
 from ui.words import t
 from viz.heads import statistic_grid
-from viz.titles import TITLE_WIDTH, display_width, wrap_title
+from viz.titles import TITLE_WIDTH, wrap_title
+from viz.widths import display_width
 
 
 def test_the_aer_grid_title_wraps_in_both_languages_within_the_column_at_1024():

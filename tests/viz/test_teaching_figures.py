@@ -264,7 +264,8 @@ def test_long_titles_wrap_inside_the_figure_at_1024_with_the_sidebar_open():
     """Issue 36: the softmax view's last title ran off at "…(d_", the logit lens's at "…probability (col"; a
     title now breaks into lines that fit the 564-px main column, and the figure grows to hold them."""
     from viz import decoding, softmax
-    from viz.titles import TITLE_WIDTH, display_width
+    from viz.titles import TITLE_WIDTH
+    from viz.widths import display_width
 
     long = (
         "Your sentence through layer 6, head 8: softmax of the same scores without and with dividing by √d_k (d_k = 64)"
