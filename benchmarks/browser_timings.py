@@ -21,6 +21,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -141,6 +142,18 @@ def open_first_page(page, url: str) -> None:
     settle(page)
 
 
+def open_link(browser, url: str) -> float:
+    """Seconds from asking for the page, in a new browser context, to its first heatmap drawn."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    page.wait_for_function("() => document.querySelector('.js-plotly-plot .heatmaplayer')", polling=50)
+    elapsed = time.perf_counter() - start
+    context.close()
+    return elapsed
+
+
 def summary(values: list) -> dict:
     """Medians of (drawn, settled) pairs, or of plain times."""
     if isinstance(values[0], tuple):
@@ -163,7 +176,17 @@ def main() -> None:
 
     n = args.repeats
     timings: dict[str, list] = {
-        k: [] for k in ("first_page", "new_sentence", "layer_change", "head_change", "tab_change", "beam4_20_words")
+        k: []
+        for k in (
+            "first_page",
+            "new_sentence",
+            "layer_change",
+            "head_change",
+            "tab_change",
+            "beam4_20_words",
+            "link_open",
+            "streamlit_floor",
+        )
     }
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -195,6 +218,13 @@ def main() -> None:
             for sentence in LONG_SENTENCES[:n]:
                 timings["beam4_20_words"].append(type_sentence(page, sentence))
             page.close()
+            # A shared link opened by someone who has not opened the app before (a new browser context: nothing
+            # cached), on a server that is already running: from the request to the drawn map.
+            for sentence in SENTENCES[:n]:
+                timings["link_open"].append(open_link(browser, f"{url}/?s={quote(sentence)}&view=tab_cross"))
+        with run_streamlit(script="benchmarks/minimal_plotly_page.py") as (url, _):
+            for _ in range(n):
+                timings["streamlit_floor"].append(open_link(browser, url))
         browser.close()
 
     result = {name: summary(values) for name, values in timings.items() if values}
