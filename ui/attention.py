@@ -42,9 +42,9 @@ def show_translation(
     with (st.sidebar if st.session_state.get("present") else st).expander(t("details", lang)):
         left, right = st.columns(2)
         left.caption(t("source_pieces", lang))
-        left.code(" ".join(tr.source_pieces), language=None)
+        left.code(" ".join(tr.source_pieces), language=None, wrap_lines=True)  # no sideways scroll
         right.caption(t("target_pieces", lang))
-        right.code(" ".join(tr.target_pieces), language=None)
+        right.code(" ".join(tr.target_pieces), language=None, wrap_lines=True)
         labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
         st.caption(t("token_table_help", lang))
         table, columns = piece_table(tr, labels)

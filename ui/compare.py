@@ -244,11 +244,14 @@ def show_tracking(
     columns = st.columns(4)
     for i, flat in enumerate(order):
         layer, h = divmod(flat, score.shape[1])
-        columns[i].button(
-            t("compare_open", lang, layer=layer + 1, head=h + 1, diff=float(score[layer, h])),
+        numbers = dict(layer=layer + 1, head=h + 1, diff=float(score[layer, h]))
+        columns[i].button(  # short enough for a quarter of the main column at 1024 px ("Open L4 H4 (+0…" was cut)
+            t("compare_open", lang, **numbers),
             key=f"compare-open-{i}",
+            help=t("compare_open_help", lang, **numbers),
             on_click=open_head,
             args=(layer + 1, h + 1, KIND_TAB[kind]),
+            width="stretch",
         )
     st.caption(t("compare_note", lang))
 

@@ -75,7 +75,7 @@ def show_decoding_steps(ctx: Context) -> None:
     layer = layer_of_kind(tr, "cross", layer, lang)  # decoder self- and cross-attention share the decoder's layers
     decoder_inputs = tr.decoder_input_pieces
     st.markdown(t("partial_output", lang, step=step))
-    st.code(" ".join(decoder_inputs[: step + 1]), language=None)
+    st.code(" ".join(decoder_inputs[: step + 1]), language=None, wrap_lines=True)
     labels = dict(
         self=t("step_self", lang),
         cross=t("step_cross", lang),

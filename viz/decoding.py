@@ -13,6 +13,9 @@ from .escape import plotly_literal
 from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, wrapped_title
 from .widths import display_width
 
+# One of the three charts of a step at 1024 px with the sidebar open: a third of the main column, less its gaps.
+THIRD_PLOT_PX = 150
+
 
 def decoding_step_figure(
     step: int,
@@ -40,27 +43,36 @@ def decoding_step_figure(
             x=list(range(visible)),
             y=decoder_row[:visible],
             marker_color="#1f77b4",
-            hovertemplate="%{y:.3f}<extra></extra>",
+            customdata=plotly_literal(decoder_keys[:visible]),
+            hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
         ),
         row=1,
         col=1,
-    )
-    fig.update_xaxes(
-        tickmode="array", tickvals=list(range(visible)), ticktext=plotly_literal(decoder_keys[:visible]), row=1, col=1
     )
     fig.add_trace(
         go.Bar(
             x=list(range(len(source_keys))),
             y=cross_row,
             marker_color="#ff7f0e",
-            hovertemplate="%{y:.3f}<extra></extra>",
+            customdata=plotly_literal(source_keys),
+            hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
         ),
         row=1,
         col=2,
     )
-    fig.update_xaxes(
-        tickmode="array", tickvals=list(range(len(source_keys))), ticktext=plotly_literal(source_keys), row=1, col=2
-    )
+    # Each chart is a third of the main column: past a dozen pieces their upright labels touched, so only those
+    # that fit are written (hover names every bar).
+    for col, keys in ((1, decoder_keys[:visible]), (2, source_keys)):
+        shown, angle, font = column_labels(plotly_literal(keys), plot_px=THIRD_PLOT_PX)
+        fig.update_xaxes(
+            tickmode="array",
+            tickvals=list(range(len(keys))),
+            ticktext=shown,
+            tickangle=angle,
+            tickfont=dict(size=font),
+            row=1,
+            col=col,
+        )
     pieces, probabilities = [p for p, _ in alternatives], [p for _, p in alternatives]
     if chosen not in pieces and chosen_probability is not None:
         pieces, probabilities = pieces + [chosen], probabilities + [chosen_probability]
@@ -148,12 +160,14 @@ def logit_lens_figure(
     # a label's height: level, one line; slanted, about 0.7 of its length; upright, its length (0.6 em a character)
     along = longest * 0.6 * font + 12
     ticks_px = 18 if angle == 0 else along * 0.71 + 6 if angle == -45 else along + 6
-    top = math.ceil(TITLE_LINE_PX * lines + 28 + ticks_px + 12)
+    # (+8: with level labels the step axis's title still touched the title's last line by 7-9 px)
+    top = math.ceil(TITLE_LINE_PX * lines + 28 + ticks_px + 20)
     height = 30 + 40 * n_layers + top
     fig.update_layout(
         # Plotly places a title of several lines by its first line's baseline ("top" pushed that line out of the
-        # figure): the first baseline one line below the top, the others follow downwards (as viz.heads does)
-        title=dict(text=title, y=1 - TITLE_LINE_PX / height, yanchor="bottom"),
+        # figure): the first baseline one line below the top, the others follow downwards (as viz.heads does);
+        # 14 px, the size wrapped_title's width is counted for (at 17 px a Chinese line reached the right edge)
+        title=dict(text=title, y=1 - TITLE_LINE_PX / height, yanchor="bottom", font=dict(size=14)),
         xaxis=dict(
             title=labels["step"],
             tickmode="array",

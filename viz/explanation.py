@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 
 from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
-from .titles import TITLE_LINE_PX, wrapped_title
+from .tables import MAIN_COLUMN_PX
+from .titles import TITLE_LINE_PX, column_labels, wrapped_title
 from .widths import display_width
 
 
@@ -41,12 +42,28 @@ def method_comparison(
         )
     )
     text, lines = wrapped_title(plotly_literal([title])[0])
-    # the words on top, turned when many: room above them for the longest, then the title's lines
-    labels_px = 22 if len(words) <= 8 else 10 + 6 * max((display_width(w) for w in words), default=0)
+    # The words on top: the map is the main column less the methods' names and the colour bar, and past a dozen
+    # words only those that fit are written (19 words ran into each other; hover names each column).
+    plot_px = MAIN_COLUMN_PX - 20 - 7 * max((display_width(m) for m in methods), default=0) - 70
+    shown, angle, font = column_labels(words, plot_px=max(plot_px, 150))
+    labels_px = (
+        22
+        if angle == 0
+        else 10
+        + round(font * (0.55 if angle == -90 else 0.5))
+        * max((display_width(w) for w, label in zip(words, shown) if label), default=0)
+    )
     top = 40 + labels_px + TITLE_LINE_PX * (lines - 1)
     fig.update_layout(
         title=dict(text=text, y=1 - TITLE_LINE_PX / (top + 34 * len(methods)), yanchor="bottom"),
-        xaxis=dict(tickmode="array", tickvals=list(range(len(words))), ticktext=words, side="top"),
+        xaxis=dict(
+            tickmode="array",
+            tickvals=list(range(len(words))),
+            ticktext=shown,
+            tickangle=angle,
+            tickfont=dict(size=font),
+            side="top",
+        ),
         yaxis=dict(tickmode="array", tickvals=list(range(len(methods))), ticktext=methods, autorange="reversed"),
         height=top + 34 * len(methods),
         margin=dict(l=10, r=10, t=top, b=10),

@@ -62,6 +62,9 @@ def statistic_grid(
             text="<br>".join(html.escape(line, quote=False) for line in lines),
             y=1 - TITLE_LINE_PX / height,
             yanchor="bottom",
+            # 14 px as the maps' titles: TITLE_WIDTH is counted for it (at Plotly's 17 px a wrapped Chinese line
+            # ran past the figure's right edge)
+            font=dict(size=14),
         ),
         xaxis=dict(
             title=dict(text=head_label, standoff=4), tickmode="array", tickvals=list(range(1, n_heads + 1)), side="top"

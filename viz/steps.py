@@ -139,6 +139,9 @@ def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
             z=steps.output[None, :],
             colorscale="RdBu",
             zmid=0,
+            # The strip is 160 px high: its colour bar has room for three ticks, not Plotly's five, whose
+            # labels overlapped.
+            colorbar=dict(nticks=3, thickness=12),
             hovertemplate=labels.get("dimension", "dim") + " %{x}: %{z:.3f}<extra></extra>",
         )
     )

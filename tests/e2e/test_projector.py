@@ -481,3 +481,60 @@ def test_query_key_words_head_search_titles_and_softmax_panels_read_at_1024(stre
     panels = [p["w"] for p in measured["tab_softmax"]["panels"]]
     assert len([w for w in panels if w < 300]) == 3 and min(panels) >= 140, panels  # the three saturation panels
     page.close()
+
+
+NINETEEN_WORDS = (
+    "The children are playing football in the park today and their parents are watching them from the bench."
+)
+
+
+@pytest.mark.parametrize("view", ["tab_decoding", "lesson_explanation"])
+def test_nineteen_words_of_labels_do_not_run_into_each_other_in_the_step_and_lesson_10_charts(
+    streamlit_server, browser, view
+):
+    """Issue 36 (this session's walk-through): the decoding step's cross-attention bars (a third of the column)
+    and lesson 10's map (beside the methods' names) wrote every one of 19 words' labels, 8-10 px apart."""
+    page = browser.new_page(viewport={"width": 1024, "height": 2400})
+    measured = measure_view(streamlit_server, page, view, "en", "nineteen", NINETEEN_WORDS)
+    ticks = [b for b in measured["boxes"] if b["group"] == "tick" and b["text"]]
+    assert len(ticks) >= 5 and not overlapping_boxes(ticks), overlapping_boxes(ticks)[:5]
+    assert not overlapping_titles(measured["boxes"]), overlapping_titles(measured["boxes"])[:5]
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_short_translations_logit_lens_and_two_sentence_titles_stay_clear_and_inside(streamlit_server, browser, lang):
+    """Issue 36 (this session's walk-through): for a short translation the logit lens's step axis title ran
+    7-9 px into its title; the two-sentence view's Chinese title ran past the figure's right edge."""
+    page = browser.new_page(viewport={"width": 1024, "height": 2400})
+    lens = measure_view(streamlit_server, page, "tab_lens", lang, "short", "Tom chases Jerry.")
+    assert not overlapping_titles(lens["boxes"]), overlapping_titles(lens["boxes"])[:5]
+    compare = measure_view(
+        streamlit_server, page, "tab_compare", lang, "short", "Tom chases Jerry.", s2="Jerry chases Tom."
+    )
+    off = [
+        b["text"]
+        for b in lens["boxes"] + compare["boxes"]
+        if b["group"] == "title" and b["x"] + b["w"] > b["plotRight"] + 1
+    ]
+    assert not off, off
+    page.close()
+
+
+CUT_BUTTONS = """() => [...document.querySelectorAll('[data-testid=stMain] button')]
+    .filter(b => b.offsetParent && b.innerText.trim())
+    .filter(b => [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
+    .map(b => b.innerText)"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_head_search_and_two_sentence_buttons_show_their_whole_label(streamlit_server, browser, lang):
+    """Issue 36 (this session's walk-through): head search's eight "open" buttons were cut in Chinese ("打开第 4 层第
+    …": which head, never shown) and the two-sentence view's four in both languages ("Open L4 H4 (+0…")."""
+    page = browser.new_page(viewport={"width": 1024, "height": 2400})
+    for view, extra in (("tab_search", {}), ("tab_compare", {"s2": "Jerry chases Tom."})):
+        measure_view(streamlit_server, page, view, lang, "buttons", "Tom chases Jerry.", **extra)
+        labels = page.evaluate("() => [...document.querySelectorAll('[data-testid=stMain] button')].length")
+        assert labels >= 4, view
+        assert page.evaluate(CUT_BUTTONS) == [], (view, page.evaluate(CUT_BUTTONS))
+    page.close()
