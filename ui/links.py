@@ -152,6 +152,8 @@ def parse_link(
             if len(sentence) > MAX_SENTENCE_CHARACTERS:
                 state.notices.append(Notice(name, shorten(sentence), "shortened", str(MAX_SENTENCE_CHARACTERS)))
                 sentence = sentence[:MAX_SENTENCE_CHARACTERS]
+            if name == "s" and not sentence.strip():  # the page opens on its own sentence: say why
+                state.notices.append(Notice(name, sentence, "empty_sentence"))
             setattr(state, attribute, sentence or None)
     # Names the app offers: used as given, or ignored.
     for name, attribute, offered in (

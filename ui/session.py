@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import align, attribute
+from model.tokenizer import BOS_ID, PAD_ID
 from ui import links, widgets
 from ui import views as registry
 from ui.checkpoints import PREFERRED_CHECKPOINT, examples_for
@@ -178,11 +179,13 @@ def current_trail(checkpoint: str, sentence: str, beam: int, vocab_size: int) ->
     if st.session_state.get("trail_for") != signature:
         st.session_state.update(trail=[], trail_for=signature)
     trail = st.session_state.get("trail", [])
-    kept = [step for step in trail if 0 <= step[1] < vocab_size]
+    # <pad> and <s> are pieces of the vocabulary the decoder never writes (a link could force them mid-sentence)
+    kept = [step for step in trail if 0 <= step[1] < vocab_size and step[1] not in (PAD_ID, BOS_ID)]
     if st.session_state.get("trail_from_link") and kept != trail:
         for step, piece in trail:
             if [step, piece] not in kept:
-                notice = links.Notice("force", f"{step}:{piece}", "no_such_piece")
+                why = "never_written" if piece in (PAD_ID, BOS_ID) else "no_such_piece"
+                notice = links.Notice("force", f"{step}:{piece}", why)
                 st.session_state.setdefault("link_notices", []).append(notice)
         st.session_state.trail = kept
     return tuple(tuple(step) for step in kept)

@@ -316,6 +316,9 @@ def test_every_link_value_the_sentence_cannot_have_gets_a_notice_on_the_page_the
         (("force", "9999:5"),): ("does not fit this translation", "force"),
         # no such piece in the vocabulary
         (("force", f"0:{loaded.model.cfg.tgt_vocab_size + 10}"),): ("names a piece this model does not have", "force"),
+        # <s> or <pad> forced mid-sentence: pieces the decoder never writes (the walk-through: no notice, log-prob -21)
+        (("force", "1:2"),): ("which the decoder never writes", "force"),
+        (("force", "1:0"),): ("which the decoder never writes", "force"),
     }
     for params, (said, dropped) in cases.items():
         at = run_app(s="I like tea.", **dict(params))
@@ -329,6 +332,13 @@ def test_every_link_value_the_sentence_cannot_have_gets_a_notice_on_the_page_the
             assert at.session_state["trail"] == []
         at.run()  # said once
         assert said not in " ".join(w.value for w in at.warning)
+
+
+def test_a_link_with_an_empty_sentence_says_the_page_opens_on_its_own(checkpoint_root):
+    at = run_app(s="")
+    assert not at.exception
+    assert "is empty: the page opens on its own sentence" in " ".join(w.value for w in at.warning)
+    assert at.text_input(key="sentence").value.strip()  # and it does
 
 
 def test_heads_switched_in_the_browser_reach_every_view_through_the_link(checkpoint_root):
