@@ -13,10 +13,6 @@ import contextlib
 import os
 
 import streamlit as st
-
-# The first alert whose text is not ASCII (Chinese, an arrow) imports this module, which compiles a 0.14 s emoji
-# regex inside whatever click showed the alert; imported with the first page, it costs once per server.
-import streamlit.emojis  # noqa: F401
 import torch
 
 from model.checkpoint import CheckpointError, list_checkpoints, read_metadata

@@ -27,6 +27,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+    return value
+
+
 def read_lines(path: Path) -> list[str]:
     """The lines of a UTF-8 text file; fails with one line when it is missing, a folder, binary or empty."""
     if not path.exists():

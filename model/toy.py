@@ -33,12 +33,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from .align import GoldPair, alignment_error_rate
+from .cli import check_output, fail, positive_float, positive_int
 from .decode import greedy_batch_tokens, pad_batch
 from .tokenizer import EOS_ID, PAD_ID, teacher_forced_input
 from .transformer import AttentionOptions, Transformer, TransformerConfig
@@ -388,12 +390,15 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-positional-encoding", action="store_true", help="leave it out of the encoder")
     parser.add_argument("--no-scaling", action="store_true", help="do not divide the scores by sqrt(d_k)")
-    parser.add_argument("--heads", type=int, default=ToySettings.heads)
-    parser.add_argument("--d-model", type=int, default=ToySettings.d_model, help="split among the heads")
-    parser.add_argument("--learning-rate", type=float, default=ToySettings.learning_rate)
-    parser.add_argument("--steps", type=int, default=ToySettings.steps)
-    parser.add_argument("--json", help="write the run here (default: a summary on stdout only)")
+    parser.add_argument("--heads", type=positive_int, default=ToySettings.heads)
+    parser.add_argument("--d-model", type=positive_int, default=ToySettings.d_model, help="split among the heads")
+    parser.add_argument("--learning-rate", type=positive_float, default=ToySettings.learning_rate)
+    parser.add_argument("--steps", type=positive_int, default=ToySettings.steps)
+    parser.add_argument("--json", type=Path, help="write the run here (default: a summary on stdout only)")
     args = parser.parse_args(argv)
+    check_output(args.json)  # before training, as every command-line tool (model.cli)
+    if args.d_model % args.heads:
+        fail(f"--d-model {args.d_model} does not split evenly among {args.heads} heads")
     torch.set_num_threads(1)
     settings = ToySettings(
         task=args.task,

@@ -168,3 +168,20 @@ def test_attribution_cli_names_a_missing_checkpoint_in_one_line(tmp_path, capsys
     argv = ["--checkpoint", str(tmp_path / "nope"), "Hi.", "--json", str(tmp_path / "o.json")]
     code, line = run(attribute.main, argv, capsys)
     assert code != 0 and "nope" in line and "Traceback" not in line
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--heads", "0"], "must be at least 1"),
+        (["--learning-rate", "-1"], "must be above 0"),
+        (["--heads", "3", "--d-model", "32"], "does not split evenly among 3 heads"),
+        (["--json", "/no/such/folder/run.json"], "output folder does not exist"),
+    ],
+)
+def test_the_toy_run_rejects_bad_arguments_before_training(capsys, monkeypatch, args, message):
+    from model import toy
+
+    monkeypatch.setattr(toy, "run", lambda *a, **k: pytest.fail("training started before the arguments were checked"))
+    code, said = run(toy.main, args, capsys)
+    assert code != 0 and message in said
