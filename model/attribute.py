@@ -164,6 +164,8 @@ class AttributionMethod:
              2026-12-02: 16 output pieces), the order of magnitude a caller plans with (compute ahead, on
              demand, or only when asked for); a view alone costs less where per_view says so.
     per_view: a view's map costs less computed on its own (view(), computed=None) than taken from compute().
+    recorded: its maps are the attention the translation recorded while decoding (the views draw those arrays
+              as they are; nothing to compute, no extra title or colour bar).
 
     And three ways to ask it, one interface for every method:
     compute(model, record, kinds) -> its whole result (HeadMaps or StepAttribution), for callers that reuse it;
@@ -179,6 +181,7 @@ class AttributionMethod:
     needs: frozenset[str] = frozenset()
     seconds: float = 0.0
     per_view: bool = False
+    recorded: bool = False
 
     def compute(
         self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS, progress: Progress | None = None
@@ -216,6 +219,7 @@ class RawAttention(AttributionMethod):
     """α itself: what the maps show. The record holds it; nothing is computed."""
 
     name = "attention"
+    recorded = True
 
     def compute(self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None) -> HeadMaps:
         return HeadMaps(self.name, {k: p.weights[k] for k in kinds}, {k: p.weights[k].mean(1) for k in kinds})

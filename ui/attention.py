@@ -135,9 +135,9 @@ def attribution_progress(key: tuple, name: str, lang: str) -> None:
 def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
     """-> (the view's map under the method, its title, its colour-bar label, signed?, the method's whole result)
     or None for raw weights (also while a slow method waits to be asked for on this sentence, or computes)."""
-    if method == attribute.RAW or checkpoint is None:
-        return None
     chosen = attribute.METHODS[method]
+    if chosen.recorded or checkpoint is None:
+        return None
     name = t(f"attribution_{method}", lang)
     if kind not in chosen.kinds:
         st.info(t("attribution_no_encoder", lang, method=name))
@@ -262,7 +262,7 @@ def show_attention(ctx: Context, kind: str) -> None:
         chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
     if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_ATTRIBUTIONS):
         st.session_state.prefetch_attributions = True  # app.main starts it once the page is drawn
-    raw = method == attribute.RAW
+    raw = attribute.METHODS[method].recorded
     if attribution is not None:
         computed = attribution[-1]
         st.caption(t(f"attribution_explain_{method}", lang))

@@ -150,6 +150,11 @@ def test_every_method_keeps_what_it_declares(tiny_model, tiny_pass, method):
     for kind in set(shapes) - set(chosen.kinds):
         with pytest.raises(ValueError):
             chosen.view(tiny_model, tiny_pass, kind, 0, None, computed)
+    if chosen.recorded:  # the views draw the recorded weights themselves: they must be exactly these maps
+        for kind in chosen.kinds:
+            np.testing.assert_array_equal(
+                chosen.view(tiny_model, tiny_pass, kind, 0, 0, computed), tiny_pass.weights[kind][0, 0]
+            )
 
 
 @pytest.mark.slow
