@@ -18,7 +18,14 @@ from viz import attention as attention_viz
 from viz.escape import markdown_literal
 
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
-PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+# Plotly's mode bar with its one button a class uses, the PNG download: its full row of eight icons lay over the
+# right end of long chart titles while the pointer was on a chart (a teacher points at the projected map). Drag
+# to zoom and a double click to reset still work without their buttons.
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "modeBarButtons": [["toImage"]],
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}
 # Presentation mode: how much larger the heatmap's tick labels, cell values and rows are drawn, and the map's
 # height at most, so the whole map of a ten-word sentence is on the first screen of a 1024×768 projector.
 PRESENTATION_SCALE = 1.5

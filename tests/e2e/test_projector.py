@@ -538,3 +538,28 @@ def test_head_search_and_two_sentence_buttons_show_their_whole_label(streamlit_s
         assert labels >= 4, view
         assert page.evaluate(CUT_BUTTONS) == [], (view, page.evaluate(CUT_BUTTONS))
     page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_mode_bar_shown_on_hover_leaves_chart_titles_readable(streamlit_server, browser, lang):
+    """Issue 36 (this session's walk-through): with the pointer on a chart, Plotly's row of eight icons lay over
+    the right end of long titles (head statistics, the logit lens); one icon, the PNG download, stays."""
+    page = browser.new_page(viewport={"width": 1024, "height": 2400})
+    measure_view(streamlit_server, page, "tab_heads", lang, "modebar", "Tom chases Jerry.")
+    covered = []
+    for plot in page.locator(".js-plotly-plot").all():
+        plot.hover()
+        page.wait_for_timeout(300)
+        covered += plot.evaluate(
+            """(plot) => {
+                const bar = plot.querySelector('.modebar');
+                if (!bar || getComputedStyle(bar).opacity === '0') return [];
+                const b = bar.getBoundingClientRect();
+                return [...plot.querySelectorAll('.gtitle')].filter((t) => {
+                    const r = t.getBoundingClientRect();
+                    return r.right > b.left + 1 && r.left < b.right - 1 && r.bottom > b.top + 1 && r.top < b.bottom - 1;
+                }).map((t) => t.textContent);
+            }"""
+        )
+    assert page.locator(".js-plotly-plot").count() >= 2 and not covered, covered
+    page.close()
