@@ -23,6 +23,9 @@ def page_style(present: bool) -> None:
     # Ten lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
     # hiding behind the tab bar's scroll arrow.
     css += " .st-key-lesson_tab [role='tablist'] {flex-wrap: wrap; overflow: visible;}"
+    # Head ablation's checkbox grids need no search, download or full screen: their toolbar, shown on hover, lay
+    # over the lower part of the "None off" button above the grid (a click there downloaded a CSV).
+    css += " [class*='st-key-ablation_grid_'] [data-testid='stElementToolbar'] {display: none;}"
     if present:
         css += (
             " [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"

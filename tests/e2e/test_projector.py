@@ -563,3 +563,24 @@ def test_the_mode_bar_shown_on_hover_leaves_chart_titles_readable(streamlit_serv
         )
     assert page.locator(".js-plotly-plot").count() >= 2 and not covered, covered
     page.close()
+
+
+def test_head_ablation_buttons_stay_clickable_with_the_pointer_on_a_grid(streamlit_server, browser):
+    """Issue 36 (this session's walk-through): hovering a head grid showed its table toolbar over the lower part of
+    the "None off" button above it; a click there hit "Download as CSV"."""
+    page = browser.new_page(viewport={"width": 1024, "height": 1400})
+    page.goto(f"{streamlit_server}/?s=Tom+chases+Jerry.&view=tab_ablation", wait_until="domcontentloaded")
+    page.locator(".dvn-scroller").first.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    for grid, button in zip(
+        page.locator(".dvn-scroller").all()[1:], page.get_by_role("button", name="None off").all()[1:]
+    ):
+        grid.hover()
+        page.wait_for_timeout(300)
+        box = button.bounding_box()
+        hit = page.evaluate(
+            "([x, y]) => document.elementFromPoint(x, y).closest('button')?.innerText ?? ''",
+            [box["x"] + box["width"] * 0.8, box["y"] + box["height"] * 0.75],
+        )
+        assert hit == "None off", hit
+    page.close()
