@@ -7,7 +7,7 @@ import streamlit as st
 from ui.common import Context, chart
 from ui.models import get_logit_lens, get_model
 from ui.views import View, register
-from ui.words import t
+from ui.words import sentences, t
 from viz.decoding import logit_lens_figure
 from viz.escape import markdown_literal
 
@@ -30,14 +30,25 @@ def show_logit_lens(ctx: Context) -> None:
         logit_lens_figure(lens.rank, lens.probability, top_pieces, lens.top_probabilities, tr.target_pieces, labels),
         key="logit-lens",
     )
-    decided = lens.decided_at()
-    n_layers = lens.rank.shape[0]
-    early = [
-        f"{markdown_literal(p)} ({d})" for p, d in zip(tr.target_pieces, decided) if d is not None and d < n_layers
-    ]
-    late = [markdown_literal(p) for p, d in zip(tr.target_pieces, decided) if d == n_layers]
-    st.caption(t("lens_decided", lang, early=", ".join(early) or "–", late=", ".join(late) or "–", layers=n_layers))
+    st.caption(decided_caption(tr.target_pieces, lens.decided_at(), lens.rank.shape[0], lang))
     st.caption(t("lens_limits", lang))
+
+
+def decided_caption(pieces: list[str], decided: list[int | None], n_layers: int, lang: str) -> str:
+    """Which output pieces the lens ranks first before the last layer (from which layer on) and which only at the
+    last; either list may be empty, and then says so in words (a bare dash read as a piece)."""
+    early = [f"{markdown_literal(p)} ({d})" for p, d in zip(pieces, decided) if d is not None and d < n_layers]
+    late = [markdown_literal(p) for p, d in zip(pieces, decided) if d == n_layers]
+    comma = "、" if lang == "zh" else ", "
+    return sentences(
+        lang,
+        t("lens_decided_early", lang, early=comma.join(early))
+        if early
+        else t("lens_decided_early_none", lang, layers=n_layers),
+        t("lens_decided_late", lang, late=comma.join(late), layers=n_layers)
+        if late
+        else t("lens_decided_late_none", lang, layers=n_layers),
+    )
 
 
 register(View("tab_lens", "group_generation", show_logit_lens, reads=()))  # every layer, the whole model

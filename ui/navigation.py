@@ -26,6 +26,14 @@ def page_style(present: bool) -> None:
     # Head ablation's checkbox grids need no search, download or full screen: their toolbar, shown on hover, lay
     # over the lower part of the "None off" button above the grid (a click there downloaded a CSV).
     css += " [class*='st-key-ablation_grid_'] [data-testid='stElementToolbar'] {display: none;}"
+    # Every other table's toolbar (search, download, full screen), shown on hover, is 44 px tall and lies *above* the
+    # table, over the right end of whatever precedes it: the end of a heading, a chart's last axis label. A text
+    # before a table keeps its lines clear of that corner; a chart before one leaves room under it.
+    before_table = (
+        "[data-testid='stElementContainer']:has(+ [data-testid='stElementContainer'] [data-testid='stDataFrame'])"
+    )
+    css += f" {before_table}:not(:has(.js-plotly-plot)) {{padding-right: 7.5rem;}}"
+    css += f" {before_table}:has(.js-plotly-plot) {{margin-bottom: 1.75rem;}}"
     if present:
         css += (
             " [data-testid='stCaptionContainer'] {font-size: 1.1rem;}"

@@ -10,7 +10,7 @@ import streamlit as st
 from model import decode
 from ui.common import Context, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.views import View, register
-from ui.words import t
+from ui.words import scientific, t
 from viz import attention as attention_viz
 from viz import steps as steps_viz
 from viz.escape import markdown_literal
@@ -76,7 +76,7 @@ def show_steps(ctx: Context) -> None:
             "steps_matches",
             lang,
             token=markdown_literal(c.queries[c.position]),
-            diff=float(np.abs(model_row - steps.weights).max()),
+            diff=scientific(float(np.abs(model_row - steps.weights).max())),
         )
     )
 

@@ -70,6 +70,17 @@ def t(key: str, lang: str, **kwargs) -> str:
     return text.format(**kwargs) if kwargs else text
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(x: float, digits: int = 1) -> str:
+    """A small number for running text: 2.6×10⁻⁸, not 2.6e-08 (a line broke at its hyphen: "2.6e-" / "08")."""
+    if x == 0:
+        return "0"
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}×10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def sentences(lang: str, *texts: str) -> str:
     """Sentences run on in one paragraph: with a space in English, without one after Chinese's full stop."""
     return ("" if lang == "zh" else " ").join(text for text in texts if text)

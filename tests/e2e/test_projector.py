@@ -585,3 +585,48 @@ def test_head_ablation_buttons_stay_clickable_with_the_pointer_on_a_grid(streaml
         )
         assert hit == "None off", hit
     page.close()
+
+
+# For the table under the pointer: its hover toolbar's box, and the boxes of the texts (text lines and chart texts)
+# of the element just before the table.
+UNDER_TABLE_TOOLBAR = r"""(frame) => {
+    const container = frame.closest("[data-testid='stElementContainer']");
+    const toolbar = container.querySelector("[data-testid='stElementToolbar']").getBoundingClientRect();
+    const before = container.previousElementSibling;
+    const boxes = [];
+    if (before) {
+        const walker = document.createTreeWalker(before, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            if (!node.textContent.trim()) continue;
+            const range = document.createRange();
+            range.selectNodeContents(node);
+            for (const r of range.getClientRects()) boxes.push({x: r.left, y: r.top, w: r.width, h: r.height,
+                                                                text: node.textContent.slice(0, 40), chart: 0});
+        }
+    }
+    const box = {x: toolbar.left, y: toolbar.top, w: toolbar.width, h: toolbar.height, text: 'toolbar', chart: 0};
+    return {toolbar: box, boxes};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("view", ["tab_heads", "tab_steps"])
+def test_a_tables_hover_toolbar_leaves_the_heading_or_chart_above_it_readable(streamlit_server, browser, lang, view):
+    """Issue 36: Streamlit's table toolbar, shown while the pointer is on a table, lies above the table; it covered
+    the end of the head statistics' table headings and a "</s>" label of the step-by-step chart above its table."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    query = urllib.parse.urlencode({"s": UNSURE_TEN_WORDS, "lang": lang, "view": view})
+    page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+    page.locator("[data-testid='stDataFrame']:visible").first.wait_for(timeout=180_000)
+    wait_until_idle(page)
+    tables = page.locator("[data-testid='stDataFrame']:visible")
+    covered = []
+    for i in range(tables.count()):
+        tables.nth(i).scroll_into_view_if_needed()
+        tables.nth(i).hover()
+        page.wait_for_timeout(400)
+        measured = tables.nth(i).evaluate(UNDER_TABLE_TOOLBAR)
+        covered += [b["text"] for b in measured["boxes"] if intersect(b, measured["toolbar"])]
+    assert tables.count() >= (4 if view == "tab_heads" else 1)
+    assert not covered, covered
+    page.close()

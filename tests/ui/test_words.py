@@ -95,3 +95,12 @@ def test_checking_a_new_key_with_an_empty_zh_from_marks_that_key_and_no_other(tm
     assert {k: v for k, v in after.items() if k != "a_new_key"} == {
         k: v for k, v in checked.items() if k != "a_new_key"
     }
+
+
+def test_small_numbers_in_running_text_have_no_hyphen_to_break_at():
+    """Issue 36: "(largest difference 2.6e-08)" broke into "2.6e-" / "08" at the end of a caption line."""
+    from ui.words import scientific
+
+    assert scientific(2.6e-8) == "2.6×10⁻⁸"
+    assert scientific(0.0) == "0"
+    assert "-" not in words.t("steps_matches", "en", token="x", diff=scientific(1e-7))

@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui.common import Context, chart
 from ui.models import get_inside, get_model
-from ui.words import t
+from ui.words import scientific, t
 from viz import inside as inside_viz
 from viz.escape import markdown_literal
 
@@ -55,7 +55,7 @@ def show_output_layer(ctx: Context) -> None:
             vocab=len(pieces),
             covering=covering,
             below=int((probabilities < 1e-6).sum()),
-            diff=abs(probabilities[chosen] - tr.token_probs[step]),
+            diff=scientific(abs(probabilities[chosen] - tr.token_probs[step])),
         )
     )
     if tr.teacher_forced:

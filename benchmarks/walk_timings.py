@@ -1,0 +1,139 @@
+"""What a teacher waits for over a whole lesson on one page: every view and every lesson, sentence after sentence,
+in Chromium at 1024×768, both interface languages and both checkpoints (issue 36: "no wait over 2 s").
+
+    python benchmarks/walk_timings.py --json benchmarks/results/walk.json
+
+One page per (checkpoint, interface language), never reloaded: type a sentence, then click every group tab and
+every view tab of the explorer, then every lesson tab, then the next sentence. A wait is timed in the browser's
+own clock from the click (or the Enter key) until Streamlit's script run that it caused has finished (the
+app root's `data-test-script-state` back at "notRunning" after it had left it); a click that starts no run is
+0. Prints every wait over --limit seconds and the slowest of each view; --json writes every wait.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, run_streamlit, wait_until_idle  # noqa: E402
+
+SENTENCES = {  # what a teacher types: a seed sentence, one about the lesson, a longer everyday one (16 words)
+    "en-zh": [
+        "The animal didn't cross the street because it was too tired.",
+        "Each head learns a different pattern.",
+        "My sister and I walked to the old market near the river to buy fresh fish yesterday.",
+    ],
+    "en-de": [
+        "Two young men are playing football in the park.",
+        "Tom chases Jerry.",
+        "My sister and I walked to the old market near the river to buy fresh fish yesterday.",
+    ],
+}
+
+# Times, in the browser's clock, of the user's last press and of every change of the script state.
+INIT = """
+window.__press = 0; window.__states = [];
+for (const type of ['pointerdown', 'keydown']) {
+    window.addEventListener(type, () => { window.__press = performance.now(); }, true);
+}
+new MutationObserver(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app) window.__states.push([performance.now(), app.getAttribute('data-test-script-state')]);
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
+"""
+
+# {s: seconds from the last press until the run it started ended} (s 0 when none started within 1.5 s of the
+# press); null while it runs (wait_for_function waits for a truthy value).
+WAITED = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const after = window.__states.filter(([t]) => t >= window.__press);
+    const started = after.some(([, s]) => s === 'running');
+    const now = performance.now();
+    if (!started) return now - window.__press > 1500 ? {s: 0} : null;
+    if (app.getAttribute('data-test-script-state') !== 'notRunning') return null;
+    const end = after.filter(([, s]) => s === 'notRunning').pop();
+    return end ? {s: (end[0] - window.__press) / 1000} : null;
+}"""
+
+
+def waited(page) -> float:
+    handle = page.wait_for_function(WAITED, timeout=300_000, polling=50)
+    return float(handle.json_value()["s"])
+
+
+def click_tab(page, name: str) -> float:
+    page.get_by_role("tab", name=name, exact=True).first.click()
+    return waited(page)
+
+
+def walk(url: str, checkpoint: str, lang: str, browser, limit: float) -> list[dict]:
+    from ui.views import lessons, view_groups
+    from ui.words import t
+
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.add_init_script(INIT)
+    page.goto(f"{url}/?ckpt={checkpoint}&lang={lang}", wait_until="domcontentloaded")
+    page.get_by_role("tab", name=t("group_maps", lang), exact=True).wait_for(timeout=180_000)
+    wait_until_idle(page)
+    rows = []
+
+    def record(what: str, seconds: float, sentence: int) -> None:
+        rows.append({"checkpoint": checkpoint, "lang": lang, "sentence": sentence, "what": what, "s": seconds})
+        flag = "  <-- over" if seconds > limit else ""
+        print(f"{checkpoint} {lang} #{sentence} {what}: {seconds:.2f} s{flag}", flush=True)
+
+    for n, sentence in enumerate(SENTENCES[checkpoint], 1):
+        page.get_by_role("radio", name=t("page_explore", lang), exact=True).check(force=True)
+        wait_until_idle(page)
+        box = page.locator(".st-key-sentence input")
+        box.fill(sentence)
+        box.press("Enter")
+        record("new sentence", waited(page), n)
+        for group, views in view_groups().items():
+            record(group, click_tab(page, t(group, lang)), n)
+            for view in views:
+                record(view, click_tab(page, t(view, lang)), n)
+        page.get_by_role("radio", name=t("page_lessons", lang), exact=True).check(force=True)
+        record("page_lessons", waited(page), n)
+        for lesson in lessons():
+            record(lesson, click_tab(page, t(lesson, lang)), n)
+    page.close()
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoints", nargs="+", default=["en-zh", "en-de"])
+    p.add_argument("--langs", nargs="+", default=["en", "zh"])
+    p.add_argument("--limit", type=float, default=2.0)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with run_streamlit() as (url, _server), sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for checkpoint in args.checkpoints:
+            for lang in args.langs:
+                rows += walk(url, checkpoint, lang, browser, args.limit)
+        browser.close()
+    slowest: dict[str, dict] = {}
+    for row in rows:
+        if row["what"] not in slowest or row["s"] > slowest[row["what"]]["s"]:
+            slowest[row["what"]] = row
+    print("\nslowest of each:")
+    for what, row in sorted(slowest.items(), key=lambda kv: -kv[1]["s"]):
+        print(f"  {what}: {row['s']:.2f} s ({row['checkpoint']}, {row['lang']}, sentence {row['sentence']})")
+    over = [r for r in rows if r["s"] > args.limit]
+    print(f"{len(over)} of {len(rows)} waits over {args.limit} s")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
