@@ -12,6 +12,6 @@ def test_every_piece_decided_early_says_so_instead_of_a_dash():
 
 def test_pieces_decided_only_at_the_last_layer_in_chinese():
     text = decided_caption(["汤姆", "。"], [6, 6], 6, "zh")
-    assert "没有哪个词元在最后一层（第 6 层）之前就排第一。" in text
+    assert "没有哪个子词在最后一层（第 6 层）之前就排第一。" in text
     assert "直到最后一层（第 6 层）才确定的：汤姆、。。" in text
     assert " " not in text.replace("第 6 层", "")  # no space between Chinese sentences
