@@ -36,7 +36,7 @@ def show_logit_lens(ctx: Context) -> None:
 
 def decided_caption(pieces: list[str], decided: list[int | None], n_layers: int, lang: str) -> str:
     """Which output pieces the lens ranks first before the last layer (from which layer on) and which only at the
-    last; either list may be empty, and then says so in words (a bare dash read as a piece)."""
+    last; an empty list is said in words (a bare dash would read as a piece)."""
     early = [f"{markdown_literal(p)} ({d})" for p, d in zip(pieces, decided) if d is not None and d < n_layers]
     late = [markdown_literal(p) for p, d in zip(pieces, decided) if d == n_layers]
     comma = "、" if lang == "zh" else ", "
