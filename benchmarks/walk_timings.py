@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.browser_timings import INIT as INPUT_TIME  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, run_streamlit, wait_until_idle  # noqa: E402
 
 SENTENCES = {  # what a teacher types: a seed sentence, one about the lesson, a longer everyday one (16 words)
@@ -35,12 +36,10 @@ SENTENCES = {  # what a teacher types: a seed sentence, one about the lesson, a 
     ],
 }
 
-# Times, in the browser's clock, of the user's last press and of every change of the script state.
-INIT = """
-window.__press = 0; window.__states = [];
-for (const type of ['pointerdown', 'keydown']) {
-    window.addEventListener(type, () => { window.__press = performance.now(); }, true);
-}
+# The browser-clock time of the user's last press is window.__input (browser_timings.INIT); this records every
+# change of the script state beside it.
+SCRIPT_STATES = """
+window.__states = [];
 new MutationObserver(() => {
     const app = document.querySelector('[data-testid="stApp"]');
     if (app) window.__states.push([performance.now(), app.getAttribute('data-test-script-state')]);
@@ -51,13 +50,13 @@ new MutationObserver(() => {
 # press); null while it runs (wait_for_function waits for a truthy value).
 WAITED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
-    const after = window.__states.filter(([t]) => t >= window.__press);
+    const after = window.__states.filter(([t]) => t >= window.__input);
     const started = after.some(([, s]) => s === 'running');
     const now = performance.now();
-    if (!started) return now - window.__press > 1500 ? {s: 0} : null;
+    if (!started) return now - window.__input > 1500 ? {s: 0} : null;
     if (app.getAttribute('data-test-script-state') !== 'notRunning') return null;
     const end = after.filter(([, s]) => s === 'notRunning').pop();
-    return end ? {s: (end[0] - window.__press) / 1000} : null;
+    return end ? {s: (end[0] - window.__input) / 1000} : null;
 }"""
 
 
@@ -76,7 +75,8 @@ def walk(url: str, checkpoint: str, lang: str, browser, limit: float) -> list[di
     from ui.words import t
 
     page = browser.new_page(viewport={"width": 1024, "height": 768})
-    page.add_init_script(INIT)
+    page.add_init_script(INPUT_TIME)
+    page.add_init_script(SCRIPT_STATES)
     page.goto(f"{url}/?ckpt={checkpoint}&lang={lang}", wait_until="domcontentloaded")
     page.get_by_role("tab", name=t("group_maps", lang), exact=True).wait_for(timeout=180_000)
     wait_until_idle(page)
