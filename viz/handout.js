@@ -9,51 +9,63 @@ function matrix(kind, layer, head) {
   if (head !== "mean") return heads[head];
   return heads[0].map((row, i) => row.map((_, j) => heads.reduce((s, h) => s + h[i][j], 0) / heads.length));
 }
-function rgb(value) {
-  const scale = DATA.colorscale, v = Math.min(1, Math.max(0, value));
+// The colour scale as 256 fill styles, looked up per cell (a switch paints several hundred cells).
+const COLOURS = [...Array(256).keys()].map((n) => {
+  const scale = DATA.colorscale, v = n / 255;
   for (let k = 1; k < scale.length; k++) {
     if (v <= scale[k][0]) {
       const [p0, c0] = scale[k - 1], [p1, c1] = scale[k], t = (v - p0) / (p1 - p0);
       const a = c0.match(/\d+/g).map(Number), b = c1.match(/\d+/g).map(Number);
-      return `rgb(${a.map((x, n) => Math.round(x + t * (b[n] - x))).join(",")})`;
+      return `rgb(${a.map((x, i) => Math.round(x + t * (b[i] - x))).join(",")})`;
     }
   }
   return scale[scale.length - 1][1];
-}
-function figure(k, shown, masked, title) {
-  // The whole figure of a kind's map: drawn when the kind changes; a head switch within it only restyles z.
+});
+const rgb = (value) => COLOURS[Math.round(255 * Math.min(1, Math.max(0, value)))];
+// A cell's text in black or white, whichever reads on its colour (Plotly's rule for heatmap text).
+const inkOn = (fill) => {
+  if (fill === DATA.masked_color) return "#262730";  // a light grey
+  const [r, g, b] = fill.match(/\d+/g).map(Number);
+  return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? "#262730" : "white";
+};
+const showsValues = (n, m) => Math.max(n, m) <= 14;  // cell values and the masked cells' x, as the app (above 14: too small)
+// What is painted now: the map's weights, which cells are masked and its kind, for the cells and the hover.
+let painted = null;
+function figure(k, shown, title) {
+  // The whole figure of a kind's map, drawn by Plotly when the kind changes: title, axes, labels, colour bar. The
+  // cells themselves are painted on the canvas over its plot area (paint): a head switch repaints that canvas,
+  // a few milliseconds, where Plotly.restyle lays out both axes' labels again (60-70 ms on a 20-word sentence on
+  // a two-core machine). The trace still holds the shown map, so Plotly's own PNG download and any redraw agree.
   const n = shown.length, m = shown[0].length;
-  const grey = shown.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
   const x = [...Array(m).keys()], y = [...Array(n).keys()];
   const queries = k.queries.map(esc), keys = k.keys.map(esc);
-  const custom = y.map((i) => x.map((j) => [queries[i], keys[j]]));
-  const values = Math.max(n, m) <= 14;  // cell values and the masked cells' x, as the app (above 14: too small)
-  const traces = [{type: "heatmap", z: shown, x, y, customdata: custom, colorscale: DATA.colorscale, zmin: 0, zmax: 1,
+  // Plotly's own cells (under the canvas) are kept for its PNG download and any redraw: the cell values, the grey
+  // masked cells with their x, the white borders. Its hover is off: the page's own (hover) reads the painted map.
+  const values = showsValues(n, m);
+  const traces = [{type: "heatmap", z: shown, x, y, colorscale: DATA.colorscale, zmin: 0, zmax: 1,
     texttemplate: values ? "%{z:.2f}" : "", textfont: {size: 10},
-    colorbar: {title: {text: LABELS.weight}, thickness: 12},
-    hovertemplate: `${esc(k.query_axis)}: %{y} %{customdata[0]}<br>${esc(k.key_axis)}: %{x} %{customdata[1]}<br>${esc(LABELS.weight)}: %{z:.4f}<extra></extra>`}];
-  // Masked cells: a grey trace with an x in each where values are shown; else left empty over a grey background
-  // (one trace: a switch redraws half as much).
-  if (k.masked && values) traces.push({type: "heatmap", z: grey, x, y, customdata: custom, showscale: false,
-    colorscale: [[0, DATA.masked_color], [1, DATA.masked_color]], text: grey.map((r) => r.map((v) => (v ? "×" : ""))),
-    texttemplate: "%{text}", hovertemplate: `%{customdata[0]} → %{customdata[1]}<br>${esc(LABELS.masked)}<extra></extra>`});
-  const longest = Math.max(...keys.map((s) => s.length));
-  // The cells' white borders: one path drawn over the map once, not Plotly's xgap/ygap (which paint every cell
-  // into an image at the plot's full size and encode it at each switch: a third of a switch's time).
+    colorbar: {title: {text: LABELS.weight}, thickness: 12}, hoverinfo: "none"}];
+  if (k.masked && values) {
+    const grey = shown.map((row, i) => row.map((_, j) => (j > i ? 1 : null)));
+    traces.push({type: "heatmap", z: grey, x, y, showscale: false, hoverinfo: "none",
+      colorscale: [[0, DATA.masked_color], [1, DATA.masked_color]], text: grey.map((r) => r.map((v) => (v ? "×" : ""))),
+      texttemplate: "%{text}"});
+  }
   const borders = [...Array(m + 1).keys()].map((j) => `M${j - 0.5},-0.5V${n - 0.5}`).join("") +
     [...Array(n + 1).keys()].map((i) => `M-0.5,${i - 0.5}H${m - 0.5}`).join("");
+  const longest = Math.max(...keys.map((s) => s.length));
   const layout = {
     // The title at the top, the key axis's name and labels below it (together they ran into each other).
     title: {text: esc(title), x: 0,
       xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 6}},
     xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
-      tickangle: m > 8 ? -45 : 0, automargin: true},
+      tickangle: m > 8 ? -45 : 0, automargin: true, showgrid: false, zeroline: false},
     // The query axis's name under the map, upright (turned on its side it ran off a short map, and Chinese
     // turned on its side is read with a tilted head), as in the app.
     annotations: [{text: `↓ ${esc(k.query_axis)}`, xref: "paper", yref: "paper", x: 0, y: 0, xanchor: "left",
       yanchor: "top", yshift: -4, showarrow: false}],
     yaxis: {tickmode: "array", tickvals: y, ticktext: queries,
-      autorange: "reversed", automargin: true},
+      autorange: "reversed", automargin: true, showgrid: false, zeroline: false},
     margin: {l: 10, r: 10, b: 34, t: 76 + (m > 8 ? Math.round(longest * 6) : 18)},
     height: Math.max(320, 140 + 26 * n + (m > 8 ? longest * 6 : 18)),
     shapes: [{type: "path", path: borders, layer: "above", line: {color: "white", width: 1}}],
@@ -62,22 +74,85 @@ function figure(k, shown, masked, title) {
   };
   return {traces, layout};
 }
+function paint() {
+  // The painted map's cells on the canvas over Plotly's plot area, where the axes put them (also after a zoom):
+  // each cell its colour, white borders between cells, masked cells grey (with an x where values are shown).
+  const gd = document.getElementById("map"), canvas = document.getElementById("cells");
+  const full = gd._fullLayout;
+  if (!painted || !full || !full.xaxis) return;
+  const {l, t, w, h} = full._size, ratio = window.devicePixelRatio || 1;
+  Object.assign(canvas.style, {left: `${l}px`, top: `${t}px`, width: `${w}px`, height: `${h}px`});
+  if (canvas.width !== Math.round(w * ratio) || canvas.height !== Math.round(h * ratio)) {
+    canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  }
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.clearRect(0, 0, w, h);
+  const {z, masked} = painted, n = z.length, m = z[0].length, values = showsValues(n, m);
+  const xa = full.xaxis, ya = full.yaxis;
+  const xs = [...Array(m + 1).keys()].map((j) => xa.l2p(j - 0.5));
+  const ys = [...Array(n + 1).keys()].map((i) => ya.l2p(i - 0.5));
+  g.font = `10px ${getComputedStyle(document.body).fontFamily}`;
+  g.textAlign = "center"; g.textBaseline = "middle";
+  for (let i = 0; i < n; i++) {
+    const top = Math.min(ys[i], ys[i + 1]), height = Math.abs(ys[i + 1] - ys[i]);
+    for (let j = 0; j < m; j++) {
+      const left = Math.min(xs[j], xs[j + 1]), width = Math.abs(xs[j + 1] - xs[j]);
+      const fill = masked(i, j) ? DATA.masked_color : rgb(z[i][j]);
+      g.fillStyle = fill;
+      g.fillRect(left, top, width, height);
+      if (values) {
+        g.fillStyle = inkOn(fill);
+        g.fillText(masked(i, j) ? "×" : z[i][j].toFixed(2), left + width / 2, top + height / 2);
+      }
+    }
+  }
+  g.strokeStyle = "white"; g.lineWidth = 1;
+  g.beginPath();
+  xs.forEach((x) => { g.moveTo(x, 0); g.lineTo(x, h); });
+  ys.forEach((y) => { g.moveTo(0, y); g.lineTo(w, y); });
+  g.stroke();
+}
+function hover(event) {
+  // Plotly's hover event names the cell; the label is the page's own, from the painted map (Plotly's would show
+  // the map it drew last). Text, never HTML: a piece is the user's text.
+  const label = document.getElementById("hover"), point = event.points[0];
+  if (!painted || !point) return;
+  const [i, j] = point.pointNumber, k = painted.kind;
+  label.textContent = painted.masked(i, j)
+    ? `${k.queries[i]} → ${k.keys[j]}\n${LABELS.masked}`
+    : `${k.query_axis}: ${i} ${k.queries[i]}\n${k.key_axis}: ${j} ${k.keys[j]}\n` +
+      `${LABELS.weight}: ${painted.z[i][j].toFixed(4)}`;
+  const box = document.getElementById("mapbox").getBoundingClientRect();
+  label.style.left = `${event.event.clientX - box.left + 12}px`;
+  label.style.top = `${event.event.clientY - box.top + 12}px`;
+  label.hidden = false;
+}
 function draw() {
   const started = performance.now();
   const k = DATA.kinds[state.kind], z = matrix(state.kind, state.layer, state.head);
   const title = `${k.name} · ${layerName(state.layer)} · ${headName(state.head)}`;
   const masked = (i, j) => k.masked && j > i;
   const shown = z.map((row, i) => row.map((v, j) => (masked(i, j) ? null : v)));
+  painted = {z, masked, kind: k};
+  const gd = document.getElementById("map");
   if (drawnKind === state.kind) {
-    // The same kind: the same axes, so only the weights and the title change. The title is written into the
-    // figure's layout (any later redraw keeps it) and into its text, rather than relaid out by Plotly.
-    Plotly.restyle("map", {z: [shown]}, [0]);
-    document.getElementById("map").layout.title.text = esc(title);
+    // The same kind: the same axes, so only the cells and the title change. The map and the title are written
+    // into the figure (a later redraw or Plotly's PNG keeps them) and the title into its text, not relaid out.
+    gd.data[0].z = shown;
+    gd.layout.title.text = esc(title);
     document.querySelector("#map .gtitle").textContent = title;
+    paint();
   } else {
-    const {traces, layout} = figure(k, shown, masked, title);
-    Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});
+    const {traces, layout} = figure(k, shown, title);
+    Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});  // then paint (plotly_afterplot)
+    if (drawnKind === null) {
+      gd.on("plotly_afterplot", paint);
+      gd.on("plotly_hover", hover);
+      gd.on("plotly_unhover", () => { document.getElementById("hover").hidden = true; });
+    }
     drawnKind = state.kind;
+    paint();
   }
   document.querySelectorAll("button.kind").forEach((b) => b.classList.toggle("on", b.dataset.kind === state.kind));
   document.getElementById("layer").value = String(state.layer);

@@ -61,6 +61,10 @@ select {font: inherit; padding: 3px}
   image-rendering: pixelated}
 #grid canvas.on {border-color: #d62728}
 #grid span {font-size: 0.8rem; color: #555; text-align: center}
+#mapbox {position: relative}
+#cells {position: absolute; pointer-events: none}
+#hover {position: absolute; pointer-events: none; white-space: pre; background: #262730; color: white;
+  font-size: 0.85rem; padding: 4px 8px; border-radius: 4px; z-index: 2}
 footer {color: #777; font-size: 0.8rem; margin-top: 24px}
 """
 
@@ -99,7 +103,7 @@ def _controls(data: dict, labels: dict) -> str:
     return f"""<div id="controls">{kind_buttons}
 <label>{e(labels["layer"])} <select id="layer"></select></label>
 <label>{e(labels["head"])} <select id="head"></select></label></div>
-<div id="map"></div>"""
+<div id="mapbox"><div id="map"></div><canvas id="cells"></canvas><div id="hover" hidden></div></div>"""
 
 
 def _scripts(data: dict, labels: dict) -> str:

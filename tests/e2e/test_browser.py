@@ -116,6 +116,28 @@ def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browse
 TWENTY_WORDS = "The old man who lives next door gave my little sister a red bicycle for her birthday in early May."
 
 
+# The colour painted in cells of the map against the weight the page's data holds for the thumbnail's layer and
+# head (a thumbnail's index: layer * (heads + 1) + head, the last column the mean): a few pixels inside each
+# sampled cell's corner, clear of its border.
+CELLS_AGAINST_DATA = """(thumbnail) => {
+  const k = DATA.kinds[state.kind], heads = k.weights[0].length, layer = Math.floor(thumbnail / (heads + 1));
+  const h = thumbnail % (heads + 1), all = k.weights[layer];
+  const weight = (i, j) => (h < heads ? all[h][i][j] : all.reduce((s, m) => s + m[i][j], 0) / heads);
+  const full = document.getElementById('map')._fullLayout, canvas = document.getElementById('cells');
+  const ratio = canvas.width / full._size.w, context = canvas.getContext('2d'), wrong = [];
+  for (const [i, j] of [[0, 0], [3, 1], [7, 5], [12, 2], [20, 9]]) {
+    if (i >= all[0].length || j >= all[0][0].length) continue;
+    const x = Math.round((full.xaxis.l2p(j - 0.5) + 3) * ratio), y = Math.round((full.yaxis.l2p(i - 0.5) + 3) * ratio);
+    const [r, g, b] = context.getImageData(x, y, 1, 1).data;
+    const expected = k.masked && j > i ? DATA.masked_color : rgb(weight(i, j));
+    const painted = k.masked && j > i ? '#' + [r, g, b].map((c) => c.toString(16).padStart(2, '0')).join('') :
+      `rgb(${r},${g},${b})`;
+    if (painted !== expected) wrong.push(`${state.kind} ${thumbnail} (${i},${j}): ${painted} not ${expected}`);
+  }
+  return wrong;
+}"""
+
+
 def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_page(streamlit_server, browser, tmp_path):
     """Issue 37: "Download as a web page" saves one file that opens with the network off, draws each kind, layer
     and head in the page (a thumbnail's click opens its head), within 50 ms a switch, with no console error."""
@@ -137,7 +159,7 @@ def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_pag
     def title() -> str:
         return handout.locator("#map .gtitle").text_content()
 
-    seen, times = {title()}, []
+    seen, times, wrong_cells = {title()}, [], []
     for kind in range(3):
         handout.locator("button.kind").nth(kind).click()
         seen.add(title())
@@ -145,12 +167,14 @@ def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_pag
             handout.locator("#grid canvas").nth(thumbnail).click()
             seen.add(title())
             times.append(handout.evaluate("() => window.lastDrawMs"))  # a head switch: what the page computed
+            wrong_cells += handout.evaluate(CELLS_AGAINST_DATA, thumbnail)
         handout.select_option("#layer", "4")
         handout.select_option("#head", "mean")
         seen.add(title())
     assert len(seen) >= 15  # every switch drew another map
     assert any("交叉注意力 · 第 6 层 · 所有头的平均" == s for s in seen)
     assert sorted(times)[int(0.9 * len(times))] <= 50, times
+    assert wrong_cells == []  # the map shows the weights of the head clicked, not the one drawn before
     assert [r for r in requests if not r.startswith(("file:", "data:"))] == []
     assert errors == []
     handout.screenshot(path=str(ARTIFACTS / "handout-zh.png"), full_page=True)
