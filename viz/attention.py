@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .escape import plotly_literal
-from .titles import column_labels
+from .titles import column_labels, column_labels_px
 from .widths import display_width
 
 COLORSCALE = "Blues"
@@ -192,11 +192,7 @@ def _map_layout(
     angle = -90 if n_k > 8 else 0
     if font_scale == 1:  # slanted while they fit, then upright, smaller, and with many keys every k-th one
         shown_keys, angle, key_font = column_labels(k_text)
-    # in Latin characters' widths: a Chinese character is two (counted as one, the labels' room was too small and
-    # the key axis title ran into the map's title)
-    longest = max((display_width(html.unescape(k)) for k in k_text), default=1)
-    # an upright (-90°) label is as tall as its text is long; a slanted one about half that
-    label_room = key_font + 6 if angle == 0 else round(key_font * (0.55 if angle == -90 else 0.5) * longest) + 8
+    label_room = column_labels_px(shown_keys, angle, key_font)
     top = label_room + round(16 * font_scale) + 14 + (round(20 * font_scale) + 4 if title else 0)
     # A Chinese axis title turned on its side is read with a tilted head, and a long one is longer than a short
     # map is high (it was cut: "coder position (query): …"): either goes under the map, upright.

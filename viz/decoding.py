@@ -10,8 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
-from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, wrapped_title
-from .widths import display_width
+from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, column_labels_px, wrapped_title
 
 # One of the three charts of a step at 1024 px with the sidebar open: a third of the main column, less its gaps.
 THIRD_PLOT_PX = 150
@@ -156,10 +155,7 @@ def logit_lens_figure(
     # Room above the grid for the title, the step axis's title and its tick labels: "19: Krankenhaus" turned by
     # 45° stands about 90 px high, where a fixed margin let the step axis's title run into the title's last line.
     ticks, angle, font = column_labels([f"{i}: {p}" for i, p in enumerate(plotly_literal(step_labels))])
-    longest = max((display_width(html.unescape(t)) for t in ticks), default=1)
-    # a label's height: level, one line; slanted, about 0.7 of its length; upright, its length (0.6 em a character)
-    along = longest * 0.6 * font + 12
-    ticks_px = 18 if angle == 0 else along * 0.71 + 6 if angle == -45 else along + 6
+    ticks_px = column_labels_px(ticks, angle, font)
     # (+8: with level labels the step axis's title still touched the title's last line by 7-9 px)
     top = math.ceil(TITLE_LINE_PX * lines + 28 + ticks_px + 20)
     height = 30 + 40 * n_layers + top

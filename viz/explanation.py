@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
 from .tables import MAIN_COLUMN_PX
-from .titles import TITLE_LINE_PX, column_labels, wrapped_title
+from .titles import TITLE_LINE_PX, column_labels, column_labels_px, wrapped_title
 from .widths import display_width
 
 
@@ -46,13 +46,7 @@ def method_comparison(
     # words only those that fit are written (19 words ran into each other; hover names each column).
     plot_px = MAIN_COLUMN_PX - 20 - 7 * max((display_width(m) for m in methods), default=0) - 70
     shown, angle, font = column_labels(words, plot_px=max(plot_px, 150))
-    labels_px = (
-        22
-        if angle == 0
-        else 10
-        + round(font * (0.55 if angle == -90 else 0.5))
-        * max((display_width(w) for w, label in zip(words, shown) if label), default=0)
-    )
+    labels_px = column_labels_px(shown, angle, font)
     top = 40 + labels_px + TITLE_LINE_PX * (lines - 1)
     fig.update_layout(
         title=dict(text=text, y=1 - TITLE_LINE_PX / (top + 34 * len(methods)), yanchor="bottom"),

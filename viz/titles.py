@@ -4,6 +4,7 @@ title)."""
 
 from __future__ import annotations
 
+import html
 import math
 
 from .widths import display_width
@@ -53,3 +54,15 @@ def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_
     font = max(9, min(font_px, int(spacing) - 2))
     stride = max(1, math.ceil((font + 2) / spacing))
     return [label if i % stride == 0 else "" for i, label in enumerate(labels)], -90, font
+
+
+def column_labels_px(labels: list[str], angle: int, font_px: int) -> int:
+    """The height that column labels (as column_labels gives them; Plotly's escaped text) take above a map, for
+    the figure's top margin to hold them, the axis title and the title without one running into another: level,
+    one line; upright (-90°), as tall as the longest is long; slanted (-45°), about 0.7 of its length and its line.
+    A Latin character is about 0.55 of the font wide, a Chinese one twice that (display_width counts it as two)."""
+    if angle == 0:
+        return font_px + 8
+    longest = max((display_width(html.unescape(label)) for label in labels if label), default=1)
+    along = 0.55 * font_px * longest
+    return round(along if angle == -90 else 0.71 * (along + font_px)) + 10

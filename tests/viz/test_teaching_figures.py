@@ -298,3 +298,17 @@ def test_column_labels_stay_apart_however_many_columns():
             assert room >= font + 2 and font >= 9, (n, room, font)
         elif angle == -45:
             assert room >= 17, (n, room)
+
+
+def test_the_room_above_a_map_grows_with_its_longest_label_and_its_angle():
+    """One estimate of the column labels' height for every map with labels on top (attention, logit lens,
+    explanation): level labels one line whatever their length; turned ones as tall as the longest is long, a
+    Chinese character as wide as two Latin ones, upright taller than slanted; blank labels take no room."""
+    from viz.titles import column_labels_px
+
+    assert column_labels_px(["a", "a much longer label"], 0, 12) == column_labels_px(["a"], 0, 12)
+    latin, chinese = column_labels_px(["abcd"], -90, 12), column_labels_px(["注意力机"], -90, 12)
+    assert chinese > latin + 20  # four characters, twice as wide
+    assert column_labels_px(["▁Krankenhaus"], -90, 12) > column_labels_px(["▁Krankenhaus"], -45, 12) > 40
+    assert column_labels_px(["▁Krankenhaus", ""], -90, 12) == column_labels_px(["▁Krankenhaus"], -90, 12)
+    assert column_labels_px(["&lt;s&gt;"], -90, 12) == column_labels_px(["<s>"], -90, 12)  # escaped text as shown
