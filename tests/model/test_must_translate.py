@@ -117,14 +117,13 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
 
 
 # What the shipped en-de model gets wrong (greedy), checked strictly: a fix makes these tests fail until the row
-# leaves this table. Retrained with a joint vocabulary (issue 33), it copies names but writes Beijing as in English
-# where 7 of Tatoeba's 8 German targets write Peking (model card, gaps).
+# leaves this table. Retrained with a joint vocabulary and continued with the German city names the training pairs
+# show (issue 33), it copies the names it was trained on and writes Beijing as Peking; Lisa, a name the German data
+# holds only as "Mona Lisa", comes out "Lissa" (model card, gaps).
 EN_DE_STILL_WRONG = {
-    "Anna was born in Beijing.": "Anna wurde in Beijing geboren.",
     "Lisa is studying in Berlin.": "Lissa studiert in Berlin.",
     "My friend Anna lives in Tokyo.": "Mein Freund in Tokio lebt Anna.",
-    "Peter was in Beijing last summer.": "Peter war letzten Sommer in Beijing.",
-    "Lisa is flying from Shanghai to Beijing.": "Lisa fliegt von Shanghai nach Beijing.",
+    "Lisa and Jerry play tennis in Boston.": "Lissa und Jerry spielen Tennis in Boston.",
 }
 
 
