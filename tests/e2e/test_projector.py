@@ -426,7 +426,7 @@ def test_lessons_and_head_tables_fit_the_main_column_at_1024_with_the_sidebar_op
     page.close()
 
 
-LONG_GERMAN = "Tom, Mary, John and Anna are going to Berlin, Paris, London, Vienna and Rome next week."
+LONG_GERMAN = "Tom and Mary are flying to Berlin next week, and John and Anna are taking the train to Vienna."
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
