@@ -31,7 +31,7 @@ const inkOn = (fill) => {
 const showsValues = (n, m) => Math.max(n, m) <= 14;  // cell values and the masked cells' x, as the app (above 14: too small)
 // What is painted now: the map's weights, which cells are masked and its kind, for the cells and the hover.
 let painted = null;
-function figure(k, shown, title) {
+function figure(k, shown, masked, title) {
   // The whole figure of a kind's map, drawn by Plotly when the kind changes: title, axes, labels, colour bar. The
   // cells themselves are painted on the canvas over its plot area (paint): a head switch repaints that canvas,
   // a few milliseconds, where Plotly.restyle lays out both axes' labels again (60-70 ms on a 20-word sentence on
@@ -46,7 +46,7 @@ function figure(k, shown, title) {
     texttemplate: values ? "%{z:.2f}" : "", textfont: {size: 10},
     colorbar: {title: {text: LABELS.weight}, thickness: 12}, hoverinfo: "none"}];
   if (k.masked && values) {
-    const grey = shown.map((row, i) => row.map((_, j) => (j > i ? 1 : null)));
+    const grey = shown.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
     traces.push({type: "heatmap", z: grey, x, y, showscale: false, hoverinfo: "none",
       colorscale: [[0, DATA.masked_color], [1, DATA.masked_color]], text: grey.map((r) => r.map((v) => (v ? "×" : ""))),
       texttemplate: "%{text}"});
@@ -144,7 +144,7 @@ function draw() {
     document.querySelector("#map .gtitle").textContent = title;
     paint();
   } else {
-    const {traces, layout} = figure(k, shown, title);
+    const {traces, layout} = figure(k, shown, masked, title);
     Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});  // then paint (plotly_afterplot)
     if (drawnKind === null) {
       gd.on("plotly_afterplot", paint);
