@@ -5,11 +5,18 @@ Nothing here needs the shipped checkpoint or the shared corpora, so most tests r
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-import pytest
-import torch
+# The inner loop runs on pytest-xdist's workers (`-n 2`, README): each worker gets one core. Two workers each
+# running torch on two threads took 213 s for it on two cores, one thread each 108 s. Set before torch is imported,
+# so the command-line tools the tests start inherit it too.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -19,6 +26,9 @@ from model.tokenizer import Tokenizer, train_sentencepiece  # noqa: E402
 from model.transformer import Transformer, TransformerConfig  # noqa: E402
 
 SHIPPED = ROOT / "checkpoints" / "en-zh"
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)  # in case a plugin imported torch before OMP_NUM_THREADS was set
 
 # Our own little parallel corpus (English, Chinese) for tests.
 TINY_PAIRS = [
