@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model.decode import translate_hypotheses
-from ui.cache import ByteBudgetCache, array_bytes
+from ui.cache import BackgroundWorker, ByteBudgetCache, array_bytes
 
 
 def test_least_recently_used_results_go_first_once_past_the_budget():
@@ -320,3 +320,20 @@ def test_a_background_result_is_offered_only_once_it_has_finished_without_error(
     assert results.finished("run") is None  # failed
     results.future("run", compute).result(10)
     assert results.finished("run") == "trained" and len(attempts) == 2
+
+
+def test_background_work_runs_at_the_lowest_priority_and_pages_keep_theirs():
+    """The work computed ahead (a toy run, the query-key sample, attributions) gives way to the script runs that
+    draw pages on the same cores."""
+    import os
+
+    if not hasattr(os, "setpriority"):
+        pytest.skip("no per-thread priorities here")
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    niceness = (
+        BackgroundWorker("test")
+        .submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        .result(timeout=10)
+    )
+    assert niceness == 19
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own
