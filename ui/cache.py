@@ -170,6 +170,53 @@ class BackgroundWorker:
         return future
 
 
+class Batcher:
+    """Requests that arrive while the model's slots are busy are computed together, in one batch, by whichever
+    of them gets a slot first (a class typing at once: 30 sentences decoded in one padded batch take a third of
+    the time of 30 one after another). Each call returns its own result; call(item) blocks until it is there.
+
+    compute_batch(items) -> results in the same order. A request takes its own item and up to max_batch - 1 of
+    the others waiting, oldest first; if the batch fails, each of its items is computed alone, so one bad
+    request fails only itself."""
+
+    def __init__(self, slots: ComputeSlots, compute_batch: Callable[[list], list], max_batch: int = 32):
+        self.slots = slots
+        self.compute_batch = compute_batch
+        self.max_batch = max(1, max_batch)
+        self._lock = threading.Lock()
+        self._waiting: list[tuple[Any, Future]] = []
+        self.batches: list[int] = []  # the size of every batch computed: for tests and benchmarks
+
+    def __call__(self, item):
+        mine: Future = Future()
+        with self._lock:
+            self._waiting.append((item, mine))
+        with self.slots:
+            with self._lock:
+                batch = [request for request in self._waiting if request[1] is mine]
+                if batch:  # not yet taken into another request's batch
+                    batch += [request for request in self._waiting if request[1] is not mine][: self.max_batch - 1]
+                    taken = {id(future) for _, future in batch}
+                    self._waiting = [request for request in self._waiting if id(request[1]) not in taken]
+            if batch:
+                self.batches.append(len(batch))
+                self._compute(batch)
+        return mine.result()
+
+    def _compute(self, batch: list[tuple[Any, Future]]) -> None:
+        try:
+            results = self.compute_batch([item for item, _ in batch])
+        except BaseException as error:
+            if len(batch) == 1:
+                batch[0][1].set_exception(error)
+                return
+            for request in batch:  # which one failed? each alone
+                self._compute([request])
+            return
+        for (_, future), result in zip(batch, results):
+            future.set_result(result)
+
+
 def failed(future: Future) -> bool:
     """Whether a computation has ended without a result: it raised, or was cancelled before it started."""
     return future.done() and (future.cancelled() or future.exception() is not None)
@@ -321,7 +368,8 @@ class ByteBudgetCache:
             flight = self._in_flight.get(key)
             return flight.waiters if flight else 0
 
-    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+    def get(self, key: Hashable, compute: Callable[[], Any], takes_slot: bool = True) -> Any:
+        """takes_slot=False: compute takes a slot itself (a Batcher, which computes other requests in it too)."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
@@ -338,8 +386,10 @@ class ByteBudgetCache:
                 raise flight.error
             return flight.value
         try:
-            with self.slots:  # a bounded number at once; the rest wait here (the page shows a spinner)
-                value = compute()  # outside the lock: other sessions keep reading while this one translates
+            # a bounded number at once; the rest wait here (the page shows a spinner). Outside the lock: other
+            # sessions keep reading while this one translates.
+            with self.slots if takes_slot else contextlib.nullcontext():
+                value = compute()
         except BaseException as error:
             with self._lock:
                 del self._in_flight[key]

@@ -19,7 +19,15 @@ import streamlit as st
 from model import attribute, decode, faithfulness, inside, toy, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
-from ui.cache import BackgroundResults, BackgroundWorker, ByteBudgetCache, ComputeSlots, array_bytes, stopping
+from ui.cache import (
+    BackgroundResults,
+    BackgroundWorker,
+    Batcher,
+    ByteBudgetCache,
+    ComputeSlots,
+    array_bytes,
+    stopping,
+)
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
 # sentence holds well under 1 MiB, a 40-word beam-8 one about 18 MiB. 256 MiB put the worst case of
@@ -134,6 +142,21 @@ def shared_figure(tr: decode.Translation, key: tuple, build: Callable[[], object
     return value
 
 
+# A class typing at once: plain greedy translations of sentences of at most BATCHED_WORDS words that wait for a
+# model slot together are decoded in one padded batch (decode.translate_batch), a third of the time of one after
+# another. Longer texts go alone: one long sentence would make the whole batch decode to its length.
+BATCHED_WORDS = 40
+
+
+@st.cache_resource(show_spinner=False)
+def greedy_batcher(checkpoint: str) -> Batcher:
+    loaded = get_model(checkpoint)
+    return Batcher(
+        translation_cache().slots,
+        lambda texts: decode.translate_batch(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, texts),
+    )
+
+
 def get_hypotheses(
     checkpoint: str,
     sentence: str,
@@ -159,6 +182,9 @@ def get_hypotheses(
         )
 
     key = ("hypotheses", checkpoint, sentence, beam_size, ablated, uniform_cross, trail)
+    if beam_size == 1 and not (ablated or uniform_cross or trail) and len(sentence.split()) <= BATCHED_WORDS:
+        batcher = greedy_batcher(checkpoint)
+        return translation_cache().get(key, lambda: [batcher(sentence)], takes_slot=False)
     return translation_cache().get(key, compute)
 
 
@@ -248,7 +274,9 @@ def get_attribution(checkpoint: str, tr: decode.Translation, method: str):
 # A method whose whole result takes longer than this on a 20-word sentence (integrated gradients: about a minute on
 # one core, minutes with a class on the server) is computed only when its user asks, on that sentence, and in the
 # background: the page stays usable, shows how far it is and can cancel it. One at a time for the whole server,
-# holding a model slot; the results are small (a map per output step), the last SLOW_ATTRIBUTIONS_KEPT kept.
+# at the lowest CPU priority and holding no model slot (a slot held by a thread the other pages outrank would be
+# held for long: ui.cache.lower_this_threads_priority); the results are small (a map per output step), the last
+# SLOW_ATTRIBUTIONS_KEPT kept.
 SLOW_SECONDS = 2.0
 SLOW_ATTRIBUTIONS_KEPT = 32
 
@@ -265,13 +293,12 @@ def slow_attributions() -> BackgroundResults:
 def start_attribution(checkpoint: str, tr: decode.Translation, method: str) -> Future:
     """The background computation of a slow method on tr, started unless it runs or has finished; its result is
     compute_attribution's, its progress slow_attributions().progress(attribution_key(...))."""
-    loaded, slots = get_model(checkpoint), translation_cache().slots
+    loaded = get_model(checkpoint)
 
     def compute(report):
         progress = attribute.Progress(report, lambda: report.cancelled.is_set() or stopping())
-        with slots:
-            log_event("attribution", method)
-            return compute_attribution(loaded.model, tr, method, progress)
+        log_event("attribution", method)
+        return compute_attribution(loaded.model, tr, method, progress)
 
     return slow_attributions().future(attribution_key(checkpoint, tr, method), compute)
 
@@ -316,7 +343,9 @@ def _prefetch(cache: ByteBudgetCache, key: tuple, model, tr: decode.Translation,
     if key in cache or not cache.slots.idle or stopping():  # still wanted, the cores still free, the server up
         return
     log_event("prefetch", method)
-    cache.get(key, lambda: compute_attribution(model, tr, method))
+    # no model slot: this thread runs at the lowest priority, and a page that asks for the same result meanwhile
+    # waits for this computation (the cache's in-flight sharing) instead of repeating it
+    cache.get(key, lambda: compute_attribution(model, tr, method), takes_slot=False)
 
 
 @st.cache_resource(show_spinner=False)
@@ -339,8 +368,9 @@ def get_comparison(checkpoint: str, tr: decode.Translation, layer: int, ig_step:
 
 
 # The lesson "Attention is learned" trains toy Transformers (model.toy): each setting once per server, whoever
-# asks first, on one background thread holding one of the model's slots (translations keep the others). The runs
-# are small (tens of KiB of snapshots): the last TOY_RUNS_KEPT are kept.
+# asks first, on one background thread at the lowest CPU priority and holding no model slot (translations keep
+# both; a slot held by a thread every page outranks would be held for long). The runs are small (tens of KiB of
+# snapshots): the last TOY_RUNS_KEPT are kept.
 TOY_RUNS_KEPT = 64
 
 
@@ -351,12 +381,10 @@ def toy_runs() -> BackgroundResults:
 
 def toy_run(settings: toy.ToySettings):
     """The Future of settings' run, started unless it is running or done (its progress: toy_runs().progress)."""
-    slots = translation_cache().slots
 
     def compute(report) -> toy.ToyRun:
-        with slots:
-            log_event("toy", repr(settings))
-            result = toy.run(settings, progress=report, stop=stopping)
+        log_event("toy", repr(settings))
+        result = toy.run(settings, progress=report, stop=stopping)
         if result is None:
             raise RuntimeError("the server is stopping")
         return result

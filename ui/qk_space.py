@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 from model import qk_space, roles
 from model.data import read_everyday
 from ui.cache import BackgroundResults, stopping
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
-from ui.models import get_model, translation_cache
+from ui.models import get_model
 from ui.views import View, register
 from ui.words import t
 from viz.steps import qk_space_figure
@@ -27,7 +29,8 @@ def sample_sentences(checkpoint: str, loaded) -> list[str]:
 
 
 def compute_sample(checkpoint: str, loaded, slots) -> qk_space.QKSample:
-    """In the background thread: only plain objects, no Streamlit call (slots: the model's, from the page)."""
+    """In the background thread: only plain objects, no Streamlit call (slots: a context manager around each
+    batch)."""
     return qk_space.sample_qk_in_batches(
         loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=stopping
     )
@@ -37,13 +40,15 @@ def compute_sample(checkpoint: str, loaded, slots) -> qk_space.QKSample:
 def qk_samples() -> BackgroundResults:
     """The held-out sample of each checkpoint, computed once per server in the background: started by the first
     page that loads the checkpoint (warm_qk_sample), so the view opens without waiting for it (6.5 s for en-zh's
-    300 sentences, 12 s for en-de's, on one core beside a training run), in batches that each take a model slot."""
+    300 sentences, 12 s for en-de's, on one core beside a training run), in batches, at the lowest priority."""
     return BackgroundResults("qk-sample")
 
 
 def sample_future(checkpoint: str):
-    loaded, slots = get_model(checkpoint), translation_cache().slots
-    return qk_samples().future(checkpoint, lambda report: compute_sample(checkpoint, loaded, slots))
+    # No model slot: the background thread runs at the lowest CPU priority (ui.cache.lower_this_threads_priority),
+    # and a slot held by a thread every page outranks would be held for long.
+    loaded = get_model(checkpoint)
+    return qk_samples().future(checkpoint, lambda report: compute_sample(checkpoint, loaded, contextlib.nullcontext()))
 
 
 def warm_qk_sample(checkpoint: str) -> None:

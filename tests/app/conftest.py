@@ -40,11 +40,16 @@ def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
 def translations(monkeypatch):
     """Counts the app's calls into the model's decoding, to show what is cached."""
     calls = []
-    real = decode.translate_hypotheses
+    real, real_batch = decode.translate_hypotheses, decode.translate_batch
 
     def counting(*args, **kwargs):
         calls.append(args[3])
         return real(*args, **kwargs)
 
+    def counting_batch(*args, **kwargs):  # greedy sentences that waited for the model together (ui.models)
+        calls.extend(args[3])
+        return real_batch(*args, **kwargs)
+
     monkeypatch.setattr(decode, "translate_hypotheses", counting)
+    monkeypatch.setattr(decode, "translate_batch", counting_batch)
     return calls

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.decode import beam_search, encode_source, greedy_batch, translate
+from model.decode import beam_search, encode_source, greedy_batch, translate, translate_batch
 from model.tokenizer import BOS_ID, EOS_ID
 from model.train import collate, loss_fn
 from model.transformer import Transformer
@@ -179,6 +179,37 @@ def test_batched_greedy_with_the_cache_matches_one_sentence_at_a_time(overfit_mo
     batched = greedy_batch(overfit_model, sources)
     alone = [beam_search(overfit_model, ids, 1, incremental=False)[0].tokens for ids in sources]
     assert batched == [[t for t in tokens if t != EOS_ID] for tokens in alone]
+
+
+@pytest.mark.parametrize("model_name", ["overfit_model", "tiny_model"])
+def test_sentences_translated_together_each_get_what_they_get_alone(model_name, tiny_tokenizers, request):
+    """A class typing at once is decoded in one batch (ui.models): every sentence must still show its own
+    translation, probabilities, alternatives and maps, not the batch's padding. The trained model finishes its
+    sentences at different steps; the untrained one runs to each sentence's own length limit."""
+    model = request.getfixturevalue(model_name)
+    source, target = tiny_tokenizers
+    sentences = ["Tom drinks tea.", "Good morning.", "The cat is sleeping.", "I like coffee.", "Where is the station?"]
+    together = translate_batch(model, source, target, sentences)
+    for text, got in zip(sentences, together):
+        alone = translate(model, source, target, text)
+        assert (got.source_pieces, got.target_ids, got.target_text) == (
+            alone.source_pieces,
+            alone.target_ids,
+            alone.target_text,
+        )
+        assert (got.finished, got.method, got.forced) == (alone.finished, alone.method, alone.forced)
+        np.testing.assert_allclose(got.token_probs, alone.token_probs, rtol=1e-4)
+        assert [[p for p, _ in step] for step in got.alternatives] == [
+            [p for p, _ in step] for step in alone.alternatives
+        ]
+        for kind in ("encoder_self", "decoder_self", "cross"):
+            assert got.attention(kind).shape == alone.attention(kind).shape, kind
+            np.testing.assert_allclose(got.attention(kind), alone.attention(kind), atol=1e-5, err_msg=kind)
+            for name in ("q", "k", "v"):
+                np.testing.assert_allclose(got.qkv[kind][name], alone.qkv[kind][name], atol=1e-4, err_msg=kind + name)
+    assert len({len(tr.target_ids) for tr in together}) > 1 or model_name == "tiny_model"  # lengths differ
+    with pytest.raises(ValueError):
+        translate_batch(model, source, target, ["Good morning.", "  "])
 
 
 # --- what-if decoding: force a piece at a step, decode on -----------------------------------------------------

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model.decode import translate_hypotheses
-from ui.cache import BackgroundWorker, ByteBudgetCache, array_bytes
+from ui.cache import BackgroundWorker, Batcher, ByteBudgetCache, ComputeSlots, array_bytes
 
 
 def test_least_recently_used_results_go_first_once_past_the_budget():
@@ -126,7 +126,6 @@ def test_an_error_reaches_every_waiter_and_is_not_cached():
 
 
 def test_at_most_n_computations_run_at_once_and_the_rest_wait_their_turn():
-    from ui.cache import ComputeSlots
 
     cache = ByteBudgetCache(max_bytes=1 << 20, slots=ComputeSlots(2))
     started = threading.Barrier(8)
@@ -264,9 +263,9 @@ def test_a_process_ends_cleanly_and_at_once_while_background_work_runs_inside_to
     assert time.monotonic() - started < 20  # (most of it importing torch)
 
 
-def test_a_class_pressing_train_on_one_setting_trains_it_once_holding_one_slot_while_translations_go_on():
-    """Thirty students ask for the same toy run at once: one run; while it trains it holds one of the model's
-    slots, and a translation asked meanwhile takes the other without waiting for it."""
+def test_a_class_pressing_train_on_one_setting_trains_it_once_while_translations_keep_every_slot():
+    """Thirty students ask for the same toy run at once: one run; while it trains (at the lowest priority) it
+    holds none of the model's slots, and a translation asked meanwhile does not wait for it."""
     import torch
 
     from model import toy
@@ -284,9 +283,9 @@ def test_a_class_pressing_train_on_one_setting_trains_it_once_holding_one_slot_w
     for student in students:
         student.join()
     assert runs.started == started + 1 and len({id(f) for f in futures}) == 1
-    while runs.progress(settings) is None:  # training has begun (it holds its slot from before its first step)
+    while runs.progress(settings) is None:  # training has begun
         threading.Event().wait(0.01)
-    assert cache.slots.n >= 2 and cache.slots.running == 1
+    assert cache.slots.running == 0 and cache.slots.idle
     waited = []
     began = time.perf_counter()
     cache.get(("toy-test", "a translation"), lambda: waited.append(time.perf_counter() - began) or np.zeros(1))
@@ -337,3 +336,47 @@ def test_background_work_runs_at_the_lowest_priority_and_pages_keep_theirs():
     )
     assert niceness == 19
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own
+
+
+def _call_while_the_slot_is_busy(batcher: Batcher, items: list) -> dict:
+    """Start a request per item while the only model slot is held, let them queue, then free the slot."""
+    results: dict = {}
+
+    def ask(item):
+        try:
+            results[item] = batcher(item)
+        except ValueError as error:
+            results[item] = error
+
+    with batcher.slots:
+        threads = [threading.Thread(target=ask, args=(item,)) for item in items]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while batcher.slots.queued < len(items) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(timeout=10)
+    return results
+
+
+def test_requests_waiting_for_the_model_together_are_computed_in_one_batch_each_getting_its_own_result():
+    """A class typing at once: the sentences that queue while the model is busy are decoded together."""
+    batcher = Batcher(ComputeSlots(1), lambda items: [item.upper() for item in items])
+    results = _call_while_the_slot_is_busy(batcher, ["tom", "jerry", "cat", "dog", "tea"])
+    assert results == {item: item.upper() for item in ["tom", "jerry", "cat", "dog", "tea"]}
+    assert batcher.batches == [5]  # the first request to get the slot took every waiting one along
+
+
+def test_a_batch_is_bounded_and_a_bad_request_fails_only_itself():
+    def upper(items):
+        if "bad" in items:
+            raise ValueError("bad")
+        return [item.upper() for item in items]
+
+    batcher = Batcher(ComputeSlots(1), upper, max_batch=3)
+    items = ["a", "b", "bad", "c", "d", "e", "f"]
+    results = _call_while_the_slot_is_busy(batcher, items)
+    assert isinstance(results.pop("bad"), ValueError)
+    assert results == {item: item.upper() for item in items if item != "bad"}
+    assert max(batcher.batches) <= 3
