@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 
 import streamlit as st
 import torch
@@ -30,6 +31,7 @@ from ui.models import (
     heavy_page_slots,
     is_heavy,
     log_event,
+    note_script_run,
     prefetch_attributions,
     translation_cache,
 )
@@ -111,6 +113,8 @@ def main() -> None:
         st.error(t("no_checkpoints", lang, root=markdown_literal(str(checkpoint_root()))))
         st.stop()
     session.init_state(checkpoints)
+    # how many sessions use this server now: with a class on it nothing is computed ahead for one sentence
+    sessions = note_script_run(st.session_state.setdefault("session_key", uuid.uuid4().hex))
     # the page-wide choices too: a view that does not read them does not draw them
     widgets.keep(("layer", "head", "attribution_method", "word_level") + views.kept_widgets())
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
@@ -212,7 +216,7 @@ def main() -> None:
     # a decoder or cross map was drawn: while its reader looks at it, an idle server computes what a method switch
     # would wait for
     if st.session_state.pop("prefetch_attributions", False):
-        prefetch_attributions(checkpoint, tr)
+        prefetch_attributions(checkpoint, tr, sessions)
 
 
 main()

@@ -259,6 +259,7 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     from ui import models
 
     monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # the tiny test model writes short outputs
+    monkeypatch.setattr(models, "CLASS_SECONDS", 0.0)  # each page here a lone visitor, not a class
     monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")  # what these tests are about
     cache = models.translation_cache()
     # Other background work holds a model slot for a while (the query-key view's held-out sample, started by a
@@ -285,6 +286,7 @@ def test_a_busy_server_computes_nothing_ahead(checkpoint_root, monkeypatch):
     from ui import models
 
     monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)  # so that only the busy cores stop it
+    monkeypatch.setattr(models, "CLASS_SECONDS", 0.0)
     monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")  # what these tests are about
     cache = models.translation_cache()
 
@@ -398,3 +400,24 @@ def test_a_slow_method_can_be_cancelled_and_asked_for_again(checkpoint_root, mon
     models.slow_attributions().wait(timeout=120)
     at.run()
     assert not at.exception and any(c.value.startswith("Completeness") for c in at.caption)
+
+
+def test_a_class_on_the_server_computes_nothing_ahead_for_one_sentence(checkpoint_root, monkeypatch):
+    """Computing a sentence's attributions ahead is for a lone visitor: with other sessions running scripts in the
+    last minute (a class), an idle moment is not spent on one student's next switch."""
+    from ui import models
+
+    monkeypatch.setattr(models, "PREFETCH_MIN_PIECES", 1)
+    monkeypatch.setenv("ATTENTION_EXPLORER_COMPUTE_AHEAD", "1")
+    cache = models.translation_cache()
+
+    def gradient_attributions() -> int:
+        return sum(1 for key in list(cache._items) if key[0] == "attribution" and key[-1] == "gradient-x-input")
+
+    before = gradient_attributions()
+    models.note_script_run("another student")  # a script run of another session just now
+    at = open_tab(run_app(s="The birds sing in the tall tree."), "tab_cross")
+    assert not at.exception
+    models.attribution_prefetcher().submit(lambda: None).result(timeout=120)
+    assert gradient_attributions() == before
+    assert models.note_script_run("another student") >= 2  # both sessions are counted as active
