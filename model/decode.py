@@ -500,9 +500,9 @@ def translate_batch(
 ) -> list[Translation]:
     """Greedy translations of several sentences decoded together in one padded batch, each with the attention
     and Q/K/V of its own rows: what translate(text) gives for each, computed once for a class that types at the
-    same moment (30 nine-word sentences: 0.5 s in one batch, 2.6 s one after another on one core). The
-    bookkeeping is beam_search's with one hypothesis; a sentence's rows differ from a lone run's only by float
-    rounding (other matrix shapes), and each sentence keeps the length limit it would get alone."""
+    same moment (30 sentences of 3-14 words on the shipped en-zh: 0.84 s in one batch, 2.54 s one after another on
+    one core). The bookkeeping is beam_search's with one hypothesis; a sentence's rows differ from a lone run's
+    only by float rounding (other matrix shapes), and each sentence keeps the length limit it would get alone."""
     sources = []
     for text in texts:
         if not text or not text.strip():

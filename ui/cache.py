@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
@@ -185,7 +185,7 @@ class Batcher:
         self.max_batch = max(1, max_batch)
         self._lock = threading.Lock()
         self._waiting: list[tuple[Any, Future]] = []
-        self.batches: list[int] = []  # the size of every batch computed: for tests and benchmarks
+        self.batches: deque[int] = deque(maxlen=256)  # the sizes of the last batches computed: for tests
 
     def __call__(self, item):
         mine: Future = Future()

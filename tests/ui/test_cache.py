@@ -365,7 +365,7 @@ def test_requests_waiting_for_the_model_together_are_computed_in_one_batch_each_
     batcher = Batcher(ComputeSlots(1), lambda items: [item.upper() for item in items])
     results = _call_while_the_slot_is_busy(batcher, ["tom", "jerry", "cat", "dog", "tea"])
     assert results == {item: item.upper() for item in ["tom", "jerry", "cat", "dog", "tea"]}
-    assert batcher.batches == [5]  # the first request to get the slot took every waiting one along
+    assert list(batcher.batches) == [5]  # the first request to get the slot took every waiting one along
 
 
 def test_a_batch_is_bounded_and_a_bad_request_fails_only_itself():
