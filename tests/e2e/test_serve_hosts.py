@@ -83,8 +83,9 @@ class Hosts:
                 pass
 
     def streams_on(self, role: str) -> int:
-        """Open connections to the host's replica: the websockets of the sessions it serves (the fewest of three
-        looks 0.1 s apart, so a health check's connection of a few milliseconds is not counted)."""
+        """Open connections to the host's replica (the fewest of three looks 0.1 s apart, so a health check's
+        connection of a few milliseconds is not counted): the websockets of the sessions it serves, and for a while
+        the balancer's idle HTTP connections of a page's loading, so only "at least one" is read from it."""
         command = ["ip", "netns", "exec", self.names[role], "ss", "-Htn", "state", "established"]
         counts = []
         for _ in range(3):
