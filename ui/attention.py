@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import streamlit as st
 
 from model import align, attribute, decode, export
@@ -47,7 +48,7 @@ def show_translation(
         right.code(" ".join(tr.target_pieces), language=None, wrap_lines=True)
         labels = {k: t(f"col_{k}", lang) for k in ("position", "piece", "probability", "alternatives")}
         st.caption(t("token_table_help", lang))
-        table, columns = piece_table(tr, labels)
+        table, columns = models.shared_figure(tr, ("piece_table", lang), lambda: piece_table(tr, labels))
         event = st.dataframe(
             table,
             hide_index=True,
@@ -74,7 +75,8 @@ def piece_table(tr: decode.Translation, labels: dict) -> tuple:
     table = token_table(tr.target_pieces, tr.token_probs, tr.alternatives, labels, room)
     config = widgets.grid_config(fixed)
     config[labels["alternatives"]] = st.column_config.Column(labels["alternatives"], width=room)
-    return table, config
+    # as Arrow, what st.dataframe sends: converted once for every session that shows it (ui.models.shared_figure)
+    return pa.Table.from_pandas(table, preserve_index=False), config
 
 
 def show_piece_alternatives(tr: decode.Translation, step: int, checkpoint: str, lang: str) -> None:

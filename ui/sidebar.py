@@ -6,14 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from model.checkpoint import incomplete_checkpoints
-from model.transformer import count_parameters
 from ui import widgets
 from ui.attention import attribution_selector
 from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
 from ui.common import choose_view, head_name
 from ui.compare import MINIMAL_PAIRS
 from ui.links import MAX_SENTENCE_CHARACTERS
-from ui.models import get_calibration, get_scores
+from ui.models import get_calibration, get_scores, parameter_count
 from ui.words import LANGUAGES, STRINGS, language_name, t
 from viz.escape import markdown_literal
 
@@ -197,7 +196,7 @@ def about_model(checkpoint: str, loaded, lang: str) -> str:
     return t(
         "about_model",
         lang,
-        params=count_parameters(loaded.model) / 1e6,
+        params=parameter_count(checkpoint) / 1e6,
         data=data,
         scores=scores("greedy") or "–",
         beam=t("about_beam", lang, scores=beam) if beam else "",

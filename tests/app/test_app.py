@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import decode
 from model.checkpoint import load_checkpoint
+from ui import models
 from ui.views import views
 from viz.escape import markdown_literal
 
@@ -179,6 +180,31 @@ def test_switching_layer_and_head_changes_the_map_without_retranslating(checkpoi
     at.selectbox(key="head").select("mean").run()
     assert "mean" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
     assert len(translations) == 1
+
+
+def test_a_class_on_one_sentence_shares_its_maps_and_piece_table(checkpoint_root, translations, monkeypatch):
+    """The teacher's sentence on the board: the second student's page is the first's, and it is built from what
+    the first student's run made (the translation, both maps, the per-piece table), with each chart's dict made
+    once (ui.models.SharedFigure)."""
+    import ui.attention
+
+    tables, dicts = [], []
+    real_table, real_to_dict = ui.attention.token_table, models.SharedFigure.to_dict
+    monkeypatch.setattr(ui.attention, "token_table", lambda *a, **k: tables.append(1) or real_table(*a, **k))
+
+    def counting_to_dict(self):
+        dicts.append(id(self)) if "_shared_dict" not in self.__dict__ else None
+        return real_to_dict(self)
+
+    monkeypatch.setattr(models.SharedFigure, "to_dict", counting_to_dict)
+    first = open_tab(run_app(s="I like coffee."), "tab_cross")
+    built = (len(translations), len(tables), len(dicts))
+    second = open_tab(run_app(s="I like coffee."), "tab_cross")
+    assert built[0] == 1 and built[1] > 0 and built[2] >= 2  # a map and a grid for each tab opened
+    assert (len(translations), len(tables), len(dicts)) == built
+    assert figures(first) == figures(second)
+    assert first.dataframe[0].value.equals(second.dataframe[0].value)
+    assert len(first.dataframe[0].value) > 0
 
 
 def test_empty_input_gets_a_message(checkpoint_root):

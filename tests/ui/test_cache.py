@@ -180,6 +180,25 @@ def test_sessions_on_the_same_translation_and_view_share_one_figure():
     assert models.figure_bytes(a) >= 4 * 4 * 4  # the trace's float32 array is counted
 
 
+def test_a_shared_figure_gives_every_session_plotlys_own_dict_made_once():
+    import plotly.graph_objects as go
+
+    from ui import models
+
+    class FakeTranslation:
+        pass
+
+    def build():
+        return go.Figure(go.Heatmap(z=np.arange(12, dtype=np.float32).reshape(3, 4)), layout={"title": "t"}), "x"
+
+    fig, other = models.shared_figure(FakeTranslation(), ("dict-test",), build)
+    assert isinstance(fig, models.SharedFigure) and other == "x"
+    assert fig.to_dict() is fig.to_dict()  # made once
+    assert fig.to_dict() == build()[0].to_dict()  # and what Plotly itself makes of the figure
+    assert fig.to_json() == build()[0].to_json()
+    assert models.figure_bytes(fig) >= 2 * 12 * 4  # its arrays, and their encoded copy in the dict
+
+
 def test_a_figure_is_not_reused_for_a_new_translation_that_reuses_an_old_id():
     from ui import models
 
