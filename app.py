@@ -19,6 +19,7 @@ import torch
 from model.checkpoint import CheckpointError, list_checkpoints, read_metadata
 from ui import navigation, session, views, widgets
 from ui.attention import MAP_TABS, translation_notes
+from ui.cache import page_runs
 from ui.checkpoints import checkpoint_root
 from ui.common import Context
 from ui.lessons.learned import start_default_run
@@ -219,4 +220,5 @@ def main() -> None:
         prefetch_attributions(checkpoint, tr, sessions)
 
 
-main()
+with page_runs.drawing():  # background work gives way while pages are drawn (ui.cache.between_steps)
+    main()

@@ -29,7 +29,7 @@ from ui.cache import (
     ByteBudgetCache,
     ComputeSlots,
     array_bytes,
-    stopping,
+    between_steps,
 )
 
 # Translations kept for reuse across sessions, by the bytes of their attention and Q/K/V arrays: a short greedy
@@ -333,7 +333,7 @@ def start_attribution(checkpoint: str, tr: decode.Translation, method: str) -> F
     loaded = get_model(checkpoint)
 
     def compute(report):
-        progress = attribute.Progress(report, lambda: report.cancelled.is_set() or stopping())
+        progress = attribute.Progress(report, lambda: report.cancelled.is_set() or between_steps())
         log_event("attribution", method)
         return compute_attribution(loaded.model, tr, method, progress)
 
@@ -400,7 +400,8 @@ def prefetch_attributions(checkpoint: str, tr: decode.Translation, sessions: int
 
 
 def _prefetch(cache: ByteBudgetCache, key: tuple, model, tr: decode.Translation, method: str) -> None:
-    if key in cache or not cache.slots.idle or stopping():  # still wanted, the cores still free, the server up
+    # after the page that asked for it is drawn; still wanted, the cores still free, the server up
+    if between_steps() or key in cache or not cache.slots.idle:
         return
     log_event("prefetch", method)
     # no model slot: this thread runs at the lowest priority, and a page that asks for the same result meanwhile
@@ -444,7 +445,7 @@ def toy_run(settings: toy.ToySettings):
 
     def compute(report) -> toy.ToyRun:
         log_event("toy", repr(settings))
-        result = toy.run(settings, progress=report, stop=stopping)
+        result = toy.run(settings, progress=report, stop=between_steps)
         if result is None:
             raise RuntimeError("the server is stopping")
         return result

@@ -8,7 +8,7 @@ import streamlit as st
 
 from model import qk_space, roles
 from model.data import read_everyday
-from ui.cache import BackgroundResults, stopping
+from ui.cache import BackgroundResults, between_steps, page_runs
 from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
 from ui.models import get_model
 from ui.views import View, register
@@ -32,7 +32,7 @@ def compute_sample(checkpoint: str, loaded, slots) -> qk_space.QKSample:
     """In the background thread: only plain objects, no Streamlit call (slots: a context manager around each
     batch)."""
     return qk_space.sample_qk_in_batches(
-        loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=stopping
+        loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=between_steps
     )
 
 
@@ -58,7 +58,9 @@ def warm_qk_sample(checkpoint: str) -> None:
 
 def get_qk_sample(checkpoint: str) -> qk_space.QKSample:
     """Every head's queries and keys over the held-out sample (waits if its computation is still running)."""
-    return sample_future(checkpoint).result()
+    future = sample_future(checkpoint)
+    with page_runs.waiting_on_background():  # the sample must not give way to the page waiting for it
+        return future.result()
 
 
 def show_qk_space(ctx: Context) -> None:

@@ -18,11 +18,15 @@ pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped 
 
 def test_a_few_students_work_without_errors_and_a_shared_sentence_is_computed_once(monkeypatch):
     monkeypatch.setenv("ATTENTION_EXPLORER_MODEL_SLOTS", "2")
-    report = class_load.measure(["--students", "4", "--sentences", "1", "--think", "0.3", "--arrival", "1"])
+    report = class_load.measure(
+        ["--students", "4", "--sentences", "1", "--think", "0.3", "--arrival", "1", "--bursts", "2"]
+    )
     assert report["errors"] == 0, report["first_errors"]
     assert report["served_s"]["sentence"]["n"] == 4 and report["served_s"]["tab"]["n"] == 4
     assert report["burst_different_computed"] == 4
     assert report["burst_identical_computed"] == 1  # four students, one computation
+    assert report["burst_different_computed_each"] == [4, 4] and report["burst_identical_computed_each"] == [1, 1]
+    assert len(report["burst_identical_each_s"]) == 2 and report["burst_identical_median_s"] > 0
 
 
 def test_long_texts_pasted_at_once_are_drawn_a_few_at_a_time(monkeypatch):

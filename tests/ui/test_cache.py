@@ -357,6 +357,47 @@ def test_background_work_runs_at_the_lowest_priority_and_pages_keep_theirs():
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own
 
 
+def test_background_work_waits_between_its_steps_while_a_page_is_drawn(monkeypatch):
+    """A step of background work does not start while a page run is in progress (it would hold the interpreter
+    lock the page needs), starts once the page is drawn, and does not wait for a page that waits for it."""
+    from ui import cache
+
+    runs = cache.PageRuns()
+    monkeypatch.setattr(cache, "page_runs", runs)
+    steps: list[float] = []
+
+    def work():
+        for _ in range(3):
+            cache.between_steps()
+            steps.append(time.monotonic())
+        return "done"
+
+    with runs.drawing():
+        future = cache.BackgroundWorker("test-give-way").submit(work)
+        time.sleep(0.5)
+        assert steps == []  # the page is being drawn: no step has started
+        ended = time.monotonic()
+    assert future.result(timeout=10) == "done" and steps[0] >= ended
+    steps.clear()
+    with runs.drawing():  # a page that waits for the work (the query-key view's sample)
+        future = cache.BackgroundWorker("test-waited-for").submit(work)
+        with runs.waiting_on_background():
+            assert future.result(timeout=1) == "done"
+        assert runs.running == 1
+
+
+def test_background_work_moves_on_under_pages_without_end(monkeypatch):
+    from ui import cache
+
+    runs = cache.PageRuns()
+    monkeypatch.setattr(cache, "page_runs", runs)
+    monkeypatch.setattr(cache, "GIVE_WAY_SECONDS", 0.2)
+    with runs.drawing():
+        start = time.monotonic()
+        assert cache.BackgroundWorker("test-no-end").submit(cache.between_steps).result(timeout=5) is False
+        assert 0.2 <= time.monotonic() - start < 2
+
+
 def _call_while_the_slot_is_busy(batcher: Batcher, items: list) -> dict:
     """Start a request per item while the only model slot is held, let them queue, then free the slot."""
     results: dict = {}
