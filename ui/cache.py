@@ -202,8 +202,7 @@ def lower_this_threads_priority() -> None:
 class BackgroundWorker:
     """Work in order on one daemon thread at a time, like ThreadPoolExecutor(max_workers=1) but not joined at exit:
     its tasks call between_steps() between steps and return when it says so: a server told to stop exits within a
-    step (the
-    query-key sample took 5-30 s to let a server stop when Python joined its thread)."""
+    step (the query-key sample took 5-30 s to let a server stop when Python joined its thread)."""
 
     def __init__(self, name: str):
         self.name = name
