@@ -193,7 +193,8 @@ def test_a_class_on_one_sentence_shares_its_maps_and_piece_table(checkpoint_root
     monkeypatch.setattr(ui.attention, "token_table", lambda *a, **k: tables.append(1) or real_table(*a, **k))
 
     def counting_to_dict(self):
-        dicts.append(id(self)) if "_shared_dict" not in self.__dict__ else None
+        if "_shared_dict" not in self.__dict__:  # this call makes the dict
+            dicts.append(id(self))
         return real_to_dict(self)
 
     monkeypatch.setattr(models.SharedFigure, "to_dict", counting_to_dict)
