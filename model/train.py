@@ -97,11 +97,12 @@ def loss_fn(logits: torch.Tensor, target: torch.Tensor, label_smoothing: float) 
     )
 
 
-def average_weights(paths: list[Path]) -> dict[str, torch.Tensor]:
-    """Checkpoint averaging (Section 6.1): the mean of the weights saved at the last few epochs."""
+def average_weights(paths: list[Path | dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """Checkpoint averaging (Section 6.1): the mean of the weights saved at the last few epochs (each a file, or
+    weights already loaded: the --init-from weights with --average-with-init)."""
     total = None
     for path in paths:
-        weights = load_file(str(path))
+        weights = path if isinstance(path, dict) else load_file(str(path))
         if total is None:
             total = {k: v.double() for k, v in weights.items()}
         else:
@@ -349,6 +350,12 @@ def parse_args(argv=None):
         help="export the average of these epochs' weights (chosen beforehand, e.g. with "
         "benchmarks/score_run_epochs.py) instead of the better of the last and the last-N average; "
         "keep them with --average-last",
+    )
+    p.add_argument(
+        "--average-with-init",
+        action="store_true",
+        help="with --average-epochs and --init-from: the --init-from weights (where this run started) are one "
+        "more set in the average, as the last epochs of a run continued from them are (same tokenizers only)",
     )
     p.add_argument("--valid-bleu-sentences", type=int, default=500, help="0 skips the per-epoch BLEU")
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (tests)")
@@ -678,6 +685,18 @@ def validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args) -> di
     return {"bleu": scores["bleu"], "chrf": scores["chrf"]}
 
 
+def starting_weights(init_from: str | None, cfg: TransformerConfig) -> dict[str, torch.Tensor]:
+    """The weights a continued run started from, as an epoch's file holds them; only where the run kept the
+    checkpoint's tokenizers and shape (an extended or new vocabulary has rows the checkpoint lacks)."""
+    if not init_from:
+        sys.exit("--average-with-init needs --init-from (the weights the run started from)")
+    initial = load_checkpoint(init_from)
+    shape = {k: v for k, v in asdict(cfg).items() if k not in ("dropout", "max_len")}  # options a run may change
+    if {k: v for k, v in asdict(initial.model.cfg).items() if k in shape} != shape:
+        sys.exit(f"--average-with-init: {init_from} has another shape or vocabulary than this run")
+    return weights_to_save(initial.model)
+
+
 def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang):
     """Average the last epochs' weights, keep whichever of averaged / last scores better on validation BLEU
     (or take the average of --average-epochs), and write the checkpoint folder."""
@@ -689,7 +708,12 @@ def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid
         missing = [p.name for p in paths if not p.exists()]
         if missing:
             raise SystemExit(f"--average-epochs: {', '.join(missing)} not in {run.dir} (see --average-last)")
-        candidates = {f"average of epochs {first}-{last}": average_weights(paths)}
+        name = f"average of epochs {first}-{last}"
+        if args.average_with_init:
+            starting = starting_weights(args.init_from, cfg)
+            paths = [starting, *paths]
+            name = f"average of the --init-from weights and epochs {first}-{last}"
+        candidates = {name: average_weights(paths)}
     else:
         paths = [run.epoch_weights(e) for e in range(last_epoch - args.average_last + 1, last_epoch + 1)]
         paths = [p for p in paths if p.exists()]

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from model import train
 from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -386,6 +387,32 @@ def test_warm_start_under_new_tokenizers_keeps_the_layers_and_the_shared_pieces(
         j = old_target.get(piece, old_target.get("\u2581" + piece))
         if j is not None:
             assert torch.equal(new["tgt_embed.lookup.weight"][i], old["tgt_embed.lookup.weight"][j]), piece
+
+
+def test_a_continued_run_exports_the_average_of_where_it_started_and_its_epochs(
+    tiny_corpus_dir, tiny_checkpoint, tmp_path
+):
+    """--average-with-init: the weights the run continued from are one more set in the average (how the shipped
+    en-zh weights were chosen), and a run with nothing to continue from is refused."""
+    run_dir, export = tmp_path / "run", tmp_path / "export"
+    common = ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(run_dir)]
+    common += ["--init-from", str(tiny_checkpoint), "--warmup", "2"]
+    train.main([*common, "--epochs", "1"])
+    train.main([*common, "--epochs", "1", "--average-epochs", "1", "1", "--average-with-init", "--export", str(export)])
+
+    started = load_checkpoint(tiny_checkpoint).model.state_dict()
+    epoch_one = load_file(str(run_dir / "epoch001.safetensors"))
+    exported = load_checkpoint(export)
+    assert exported.metadata["weights"] == "average of the --init-from weights and epochs 1-1"
+    changed = 0
+    for key, value in epoch_one.items():
+        torch.testing.assert_close(exported.model.state_dict()[key], (started[key] + value.float()) / 2)
+        changed += not torch.equal(value.float(), started[key])
+    assert changed  # the epoch moved the weights, so the average is neither end
+
+    without_init = [*common[:-4], "--epochs", "1", "--average-epochs", "1", "1", "--average-with-init"]
+    with pytest.raises(SystemExit, match="needs --init-from"):
+        train.main([*without_init, "--export", str(export)])
 
 
 def test_bf16_on_a_cpu_without_native_bfloat16_stops_before_training(tiny_corpus_dir, tmp_path, monkeypatch):
