@@ -11,6 +11,7 @@ checkpoint averaging, and ``metrics.jsonl`` (one line per epoch: losses, validat
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import random
@@ -203,7 +204,7 @@ class Run:
 def setup_distributed() -> tuple[int, int]:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1:
-        dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+        dist.init_process_group(backend="gloo")  # processes on CPU cores (--device cuda is one process)
         return dist.get_rank(), world
     return 0, 1
 
@@ -361,6 +362,12 @@ def parse_args(argv=None):
     p.add_argument("--limit-train", type=int, default=None, help="use only the first N training pairs (tests)")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument(
+        "--device",
+        default="cpu",
+        help="where the training steps run: cpu, or cuda on a machine with an NVIDIA GPU (one process); the "
+        "per-epoch validation decodes on a CPU copy of the model, and every file written is the same as on a CPU",
+    )
+    p.add_argument(
         "--bf16",
         action="store_true",
         help="mixed precision: forward and backward under torch.autocast(bfloat16); weights, optimizer state and "
@@ -388,12 +395,17 @@ def bf16_is_native() -> bool:
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.bf16 and not bf16_is_native():
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda: this machine has no CUDA GPU that torch can use; train with --device cpu")
+    if args.bf16 and device.type == "cpu" and not bf16_is_native():
         sys.exit(
             f"--bf16: this CPU ({torch.backends.cpu.get_cpu_capability()}) has no native bfloat16, so "
             "autocast would emulate it about 20x slower than float32; train without --bf16"
         )
     rank, world = setup_distributed()
+    if world > 1 and device.type != "cpu":
+        sys.exit("--device cuda trains in one process (torchrun's processes share the CPU cores)")
     if args.threads:
         torch.set_num_threads(args.threads)
     run = Run(args.run_dir)
@@ -518,6 +530,7 @@ def main(argv=None):
             print(f"warm start from {args.init_from}: {added[0]} source and {added[1]} target pieces added")
     elif initial:
         apply_weights(model, weights_to_save(initial.model))
+    model.to(device)  # before the optimizer, whose state (also a resumed one) then lives beside the weights
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: noam_rate(step + 1, cfg.d_model, args.warmup, args.lr_factor)
@@ -529,6 +542,8 @@ def main(argv=None):
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
         torch.set_rng_state(state["rng"])
+        if device.type == "cuda" and state.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(state["cuda_rng"])
         start_epoch, elapsed_before, partial = state["epoch"] + 1, state["elapsed"], state.get("partial")
         if rank == 0:
             within = f", {partial['batches_done']} batches into epoch {start_epoch}" if partial else ""
@@ -553,6 +568,7 @@ def main(argv=None):
                 "optimizer": optimizer.state_dict(),
                 "schedule": schedule.state_dict(),
                 "rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state() if device.type == "cuda" else None,  # dropout's, on a GPU
                 "epoch": epoch_done,
                 "elapsed": time.time() - started,
                 "partial": partial,
@@ -585,8 +601,8 @@ def main(argv=None):
             total=len(batches),
         )
         for b, batch in enumerate(batches[done:], start=done):
-            src, tgt_in, tgt_out = collate([data[i] for i in batch])
-            with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            src, tgt_in, tgt_out = (t.to(device) for t in collate([data[i] for i in batch]))
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=args.bf16):
                 _, decoded = trainable(src, tgt_in)
             loss = loss_fn(decoded.logits.float(), tgt_out, args.label_smoothing)
             optimizer.zero_grad(set_to_none=True)
@@ -622,16 +638,18 @@ def main(argv=None):
         bar.close()
 
         if rank == 0:
+            # Validation decodes with model.decode, which builds its tensors on the CPU: a CPU copy off a GPU.
+            on_cpu = model if device.type == "cpu" else copy.deepcopy(model).to("cpu")
             record = {
                 "epoch": epoch,
                 "step": schedule.last_epoch,
                 "train_loss": round(total_loss / max(total_tokens, 1), 4),
-                **validate(model, valid_pairs, valid, source_tok, target_tok, tgt_lang, args),
+                **validate(on_cpu, valid_pairs, valid, source_tok, target_tok, tgt_lang, args),
                 **{
                     f"{name}_{k}": v
                     for name, examples in splits.domains.items()
                     if name.endswith("_valid")
-                    for k, v in validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args).items()
+                    for k, v in validate_bleu(on_cpu, examples, source_tok, target_tok, tgt_lang, args).items()
                 },
                 "epoch_seconds": round(time.time() - epoch_start, 1),
                 "elapsed_minutes": round((time.time() - started) / 60, 1),
@@ -639,7 +657,7 @@ def main(argv=None):
             print(json.dumps(record))
             with open(run.metrics, "a") as f:
                 f.write(json.dumps(record) + "\n")
-            save_file(weights_to_save(model), str(run.epoch_weights(epoch)))
+            save_file(weights_to_save(on_cpu), str(run.epoch_weights(epoch)))
             stale = run.epoch_weights(epoch - args.average_last)
             if stale.exists():
                 stale.unlink()

@@ -415,6 +415,15 @@ def test_a_continued_run_exports_the_average_of_where_it_started_and_its_epochs(
         train.main([*without_init, "--export", str(export)])
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
+def test_a_gpu_asked_for_on_a_machine_without_one_stops_before_training(tiny_corpus_dir, tmp_path):
+    with pytest.raises(SystemExit, match="no CUDA GPU"):
+        train.main(
+            ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--device", "cuda"]
+        )
+    assert not (tmp_path / "run").exists()
+
+
 def test_bf16_on_a_cpu_without_native_bfloat16_stops_before_training(tiny_corpus_dir, tmp_path, monkeypatch):
     """On an AVX2 CPU autocast emulates bfloat16 (a step of the 6+6 model: 90 s instead of 4 s): say so at once
     instead of training for hours."""
