@@ -365,7 +365,7 @@ def parse_args(argv=None):
         "--device",
         default="cpu",
         help="where the training steps run: cpu, or cuda on a machine with an NVIDIA GPU (one process); the "
-        "per-epoch validation decodes on a CPU copy of the model, and every file written is the same as on a CPU",
+        "per-epoch validation decodes on a CPU copy of the model, and the files written are a CPU run's",
     )
     p.add_argument(
         "--bf16",
@@ -395,6 +395,8 @@ def bf16_is_native() -> bool:
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.average_with_init and not args.average_epochs:
+        sys.exit("--average-with-init adds the --init-from weights to an --average-epochs average: name the epochs")
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda: this machine has no CUDA GPU that torch can use; train with --device cpu")

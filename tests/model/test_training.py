@@ -413,6 +413,8 @@ def test_a_continued_run_exports_the_average_of_where_it_started_and_its_epochs(
     without_init = [*common[:-4], "--epochs", "1", "--average-epochs", "1", "1", "--average-with-init"]
     with pytest.raises(SystemExit, match="needs --init-from"):
         train.main([*without_init, "--export", str(export)])
+    with pytest.raises(SystemExit, match="name the epochs"):
+        train.main([*common, "--epochs", "1", "--average-with-init", "--export", str(export)])
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU")
