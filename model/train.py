@@ -201,6 +201,11 @@ class Run:
         return [json.loads(line) for line in self.metrics.read_text().splitlines() if line.strip()]
 
 
+def model_shape(cfg: TransformerConfig) -> dict:
+    """A configuration without the options a continued run sets itself (--dropout, --max-len): what it inherits."""
+    return {k: v for k, v in asdict(cfg).items() if k not in ("dropout", "max_len")}
+
+
 def setup_distributed() -> tuple[int, int]:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1:
@@ -511,7 +516,7 @@ def main(argv=None):
         share_source_target_embeddings=args.joint_vocab,
     )
     if initial:
-        shape = {k: v for k, v in asdict(initial.model.cfg).items() if k not in ("dropout", "max_len")}
+        shape = model_shape(initial.model.cfg)
         if args.new_tokenizers or args.extend_vocab or args.extend_characters:
             shape.update(src_vocab_size=source_tok.vocab_size, tgt_vocab_size=target_tok.vocab_size)
         if args.new_tokenizers:
@@ -711,8 +716,7 @@ def starting_weights(init_from: str | None, cfg: TransformerConfig) -> dict[str,
     if not init_from:
         sys.exit("--average-with-init needs --init-from (the weights the run started from)")
     initial = load_checkpoint(init_from)
-    shape = {k: v for k, v in asdict(cfg).items() if k not in ("dropout", "max_len")}  # options a run may change
-    if {k: v for k, v in asdict(initial.model.cfg).items() if k in shape} != shape:
+    if model_shape(initial.model.cfg) != model_shape(cfg):
         sys.exit(f"--average-with-init: {init_from} has another shape or vocabulary than this run")
     return weights_to_save(initial.model)
 
