@@ -77,6 +77,31 @@ def words_cut_finely(
     return [w for w in frequent if len(processor.EncodeAsPieces(w)) >= min_pieces]
 
 
+def capitalised(word: str) -> str:
+    """The word as it starts a sentence: "softmax" -> "Softmax", "cross-attention" -> "Cross-attention"."""
+    return word[:1].upper() + word[1:]
+
+
+def lexicon_words_cut_finely(
+    phrases, processor: "spm.SentencePieceProcessor", pattern: str, with_capital: bool, min_pieces: int = 3
+) -> list[str]:
+    """The words of word pairs' English (`phrases`: technical terms, names, places) that the tokenizer cuts into
+    min_pieces or more pieces, in order of first appearance. with_capital: a word is taken in both forms, as the
+    terms write it and with a capital (a sentence starts with it: "Softmax turns scores into probabilities."), when
+    either form is cut so finely, and each form the tokenizer does not keep whole is returned ("positional" is
+    ▁position al but "Positional" ▁Po s it ion al: both). Unlike words_cut_finely, no count: a word pair is seen
+    once an epoch, and the sentences that use a term or a city are few. "Munich" is ▁M un ic h and "Softmax"
+    ▁So f t m a x to the everyday tokenizer, though ▁softmax is one piece."""
+    found: dict[str, None] = {}
+    for phrase in phrases:
+        for word in re.findall(pattern, phrase):
+            forms = (word, capitalised(word)) if with_capital else (word,)
+            cuts = [len(processor.EncodeAsPieces(form)) for form in forms]
+            if max(cuts) >= min_pieces:
+                found.update((form, None) for form, n in zip(forms, cuts) if n > 1)
+    return list(found)
+
+
 def characters_it_cannot_write(texts, processor: "spm.SentencePieceProcessor", min_count: int) -> list[str]:
     """The Chinese characters of `texts` seen at least min_count times that the tokenizer has no piece for (it
     reads and writes them as <unk>), most frequent first: the everyday Chinese tokenizer cannot write 嵌 of 嵌入
@@ -160,6 +185,9 @@ class Tokenizer:
 
     def pieces(self, ids: list[int]) -> list[str]:
         return [self.piece(i) for i in ids]
+
+    def has_piece(self, piece: str) -> bool:
+        return self.processor.PieceToId(piece) != self.processor.unk_id() or piece == self.piece(UNK_ID)
 
 
 # Control, format (zero-width joiners, right-to-left overrides), separator, surrogate, private-use and unassigned

@@ -40,6 +40,7 @@ from .tokenizer import (
     Tokenizer,
     characters_it_cannot_write,
     extend_sentencepiece,
+    lexicon_words_cut_finely,
     train_sentencepiece,
     words_cut_finely,
 )
@@ -158,8 +159,9 @@ def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_to
     """Warm start under extended vocabularies (`--extend-vocab`): the first ids are the old pieces, every weight
     is copied as it was; the row of each appended piece (and its output bias) starts as the mean of the rows of
     the old pieces its word was cut into ("TensorFlow" from T, en, s, or, F, l, ow), so the model begins by
-    reading the new piece about as it read the pieces it replaces. Returns how many source and target rows were
-    added."""
+    reading the new piece about as it read the pieces it replaces; a capitalised piece whose lower-case word is a
+    piece too starts as that word was read ("▁Softmax" from ▁softmax, not from ▁So f t m a x: the model has read
+    the word mid-sentence, not at a sentence's start). Returns how many source and target rows were added."""
     old = weights_to_save(initial.model)
     added = []
     for keys, old_tok, new_tok in (
@@ -174,8 +176,12 @@ def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_to
                 continue
             rows = [old[key][i] for i in range(n_old)]
             for i in range(n_old, new_tok.vocab_size):
-                parts = old_tok.encode(new_tok.piece(i).replace(WORD_BOUNDARY, " ").strip())
-                rows.append(old[key][parts].mean(0))
+                piece = new_tok.piece(i)
+                word = piece.replace(WORD_BOUNDARY, " ").strip()
+                lower = word[:1].lower() + word[1:]
+                if lower != word and new_tok.has_piece(piece.replace(word, lower)):
+                    word = lower
+                rows.append(old[key][old_tok.encode(word)].mean(0))
             old[key] = torch.stack(rows)
         added.append(new_tok.vocab_size - n_old)
     apply_weights(model, old)
@@ -267,6 +273,19 @@ def parse_args(argv=None):
         metavar="MIN_COUNT",
         help="with --init-from and a Chinese target: also append a piece for every Chinese character of the training "
         "targets seen at least MIN_COUNT times that the target tokenizer can only write as <unk> (0: none)",
+    )
+    p.add_argument(
+        "--extend-terms",
+        action="store_true",
+        help="with --init-from: append a source piece for every word of the technical terms, in lower case and with "
+        "a capital (a sentence starts with it), that the source tokenizer cuts into 3 or more pieces (Softmax: "
+        "▁So f t m a x); a capitalised piece starts as its lower-case word was read",
+    )
+    p.add_argument(
+        "--extend-names",
+        action="store_true",
+        help="with --init-from: append a source piece for every English word of the name pairs (given names, "
+        "CC-CEDICT places) that the source tokenizer cuts into 3 or more pieces (Munich: ▁M un ic h)",
     )
     p.add_argument(
         "--ml-repeat",
@@ -435,7 +454,8 @@ def main(argv=None):
 
     terms = splits.terms + (sentence_initial(splits.terms) if args.capitalised_terms else [])
     initial = load_checkpoint(args.init_from) if args.init_from else None
-    if (args.extend_vocab or args.extend_characters) and (not initial or args.new_tokenizers):
+    extending = bool(args.extend_vocab or args.extend_characters or args.extend_terms or args.extend_names)
+    if extending and (not initial or args.new_tokenizers):
         sys.exit("--extend-vocab extends the tokenizers of --init-from (and not with --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
         sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
@@ -448,6 +468,14 @@ def main(argv=None):
             words = []
             if args.extend_vocab and (side == "source" or chinese_target):
                 words = words_cut_finely(texts, tok.processor, EXTENSION_WORDS[side], args.extend_vocab)
+            if side == "source" and args.extend_terms:
+                words += lexicon_words_cut_finely(
+                    [en for en, _ in splits.terms], tok.processor, EXTENSION_WORDS[side], with_capital=True
+                )
+            if side == "source" and args.extend_names:
+                words += lexicon_words_cut_finely(
+                    [en for en, _ in splits.names], tok.processor, EXTENSION_WORDS[side], with_capital=False
+                )
             if args.extend_characters and chinese_target:
                 words += characters_it_cannot_write(
                     texts + [t for _, t in splits.names], tok.processor, args.extend_characters
@@ -517,7 +545,7 @@ def main(argv=None):
     )
     if initial:
         shape = model_shape(initial.model.cfg)
-        if args.new_tokenizers or args.extend_vocab or args.extend_characters:
+        if args.new_tokenizers or extending:
             shape.update(src_vocab_size=source_tok.vocab_size, tgt_vocab_size=target_tok.vocab_size)
         if args.new_tokenizers:
             shape.update(share_source_target_embeddings=args.joint_vocab)
@@ -531,7 +559,7 @@ def main(argv=None):
                 f"warm start from {args.init_from}: embedding rows copied for {shared[0]} source and {shared[1]} "
                 "target pieces"
             )
-    elif initial and (args.extend_vocab or args.extend_characters):
+    elif initial and extending:
         added = extend_weights(initial, model, source_tok, target_tok)
         if rank == 0:
             print(f"warm start from {args.init_from}: {added[0]} source and {added[1]} target pieces added")
@@ -710,15 +738,28 @@ def validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args) -> di
     return {"bleu": scores["bleu"], "chrf": scores["chrf"]}
 
 
-def starting_weights(init_from: str | None, cfg: TransformerConfig) -> dict[str, torch.Tensor]:
-    """The weights a continued run started from, as an epoch's file holds them; only where the run kept the
-    checkpoint's tokenizers and shape (an extended or new vocabulary has rows the checkpoint lacks)."""
+def starting_weights(
+    init_from: str | None, cfg: TransformerConfig, source_tok: Tokenizer, target_tok: Tokenizer
+) -> dict[str, torch.Tensor]:
+    """The weights a continued run started from, as an epoch's file holds them: the checkpoint's, or, where the
+    run extended its vocabularies (`--extend-vocab`, `--extend-terms`, ...), the checkpoint's with the new rows
+    the run started with (`extend_weights`). A new vocabulary or another shape has no such weights."""
     if not init_from:
         sys.exit("--average-with-init needs --init-from (the weights the run started from)")
     initial = load_checkpoint(init_from)
-    if model_shape(initial.model.cfg) != model_shape(cfg):
-        sys.exit(f"--average-with-init: {init_from} has another shape or vocabulary than this run")
-    return weights_to_save(initial.model)
+    shape, run_shape = model_shape(initial.model.cfg), model_shape(cfg)
+    if shape == run_shape:
+        return weights_to_save(initial.model)
+    vocab = ("src_vocab_size", "tgt_vocab_size")
+    if {k: v for k, v in shape.items() if k not in vocab} == {k: v for k, v in run_shape.items() if k not in vocab}:
+        model = Transformer(cfg)
+        try:
+            extend_weights(initial, model, source_tok, target_tok)
+        except ValueError:
+            pass
+        else:
+            return weights_to_save(model)
+    sys.exit(f"--average-with-init: {init_from} has another shape or vocabulary than this run")
 
 
 def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang):
@@ -734,7 +775,7 @@ def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid
             raise SystemExit(f"--average-epochs: {', '.join(missing)} not in {run.dir} (see --average-last)")
         name = f"average of epochs {first}-{last}"
         if args.average_with_init:
-            starting = starting_weights(args.init_from, cfg)
+            starting = starting_weights(args.init_from, cfg, source_tok, target_tok)
             paths = [starting, *paths]
             name = f"average of the --init-from weights and epochs {first}-{last}"
         candidates = {name: average_weights(paths)}
