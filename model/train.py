@@ -456,7 +456,7 @@ def main(argv=None):
     initial = load_checkpoint(args.init_from) if args.init_from else None
     extending = bool(args.extend_vocab or args.extend_characters or args.extend_terms or args.extend_names)
     if extending and (not initial or args.new_tokenizers):
-        sys.exit("--extend-vocab extends the tokenizers of --init-from (and not with --new-tokenizers)")
+        sys.exit("--extend-vocab/-characters/-terms/-names extend the tokenizers of --init-from (not --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
         sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
     if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):

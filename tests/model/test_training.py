@@ -473,7 +473,7 @@ def test_extended_vocabulary_keeps_every_id_and_starts_new_rows_from_the_pieces_
 
 
 def test_extend_vocab_needs_a_checkpoint_to_extend(tiny_corpus_dir, tmp_path):
-    with pytest.raises(SystemExit, match="--extend-vocab extends the tokenizers of --init-from"):
+    with pytest.raises(SystemExit, match="extend the tokenizers of --init-from"):
         train.main(
             ["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--extend-vocab", "5"]
         )
@@ -492,3 +492,49 @@ def test_characters_the_target_tokenizer_cannot_write_become_pieces(tiny_tokeniz
     extended = Tokenizer.from_bytes(extend_sentencepiece(tiny_spm[1], missing, word_start=False))
     assert "嵌" in extended.processor.EncodeAsPieces("词嵌入")
     assert extended.piece(target.vocab_size) == missing[0]
+
+
+def test_term_and_name_words_become_whole_pieces_and_a_capital_starts_as_the_lower_case_word(tiny_checkpoint):
+    """--extend-terms / --extend-names: a term's word cut into 3 or more pieces becomes a piece in both cases (a
+    teacher's sentence starts with "Softmax", the machine-learning text writes "softmax"), a name only as written;
+    no count is needed. "▁Tea" starts from the row of "▁tea", which the model has read, not from ▁T ea; the
+    model translates as before; and --average-with-init finds the weights the run started from under the
+    extended vocabulary."""
+    from model.tokenizer import EXTENSION_WORDS, Tokenizer, extend_sentencepiece, lexicon_words_cut_finely
+
+    initial = load_checkpoint(tiny_checkpoint)
+    old_source, target = initial.source_tokenizer, initial.target_tokenizer
+    assert old_source.processor.EncodeAsPieces("tea") == ["\u2581tea"]
+    pattern = EXTENSION_WORDS["source"]
+    words = lexicon_words_cut_finely(["tea", "raining"], old_source.processor, pattern, with_capital=True)
+    assert words == ["raining", "Raining"]  # tea / Tea are 1 / 2 pieces: fine as they are
+    assert lexicon_words_cut_finely(["tea"], old_source.processor, pattern, with_capital=True, min_pieces=2) == ["Tea"]
+    assert lexicon_words_cut_finely(["Munich"], old_source.processor, pattern, with_capital=False) == ["Munich"]
+
+    words = ["Tea", "raining", "Raining", "Munich"]
+    source = Tokenizer.from_bytes(
+        extend_sentencepiece((tiny_checkpoint / "source.model").read_bytes(), words, word_start=True)
+    )
+    assert source.processor.EncodeAsPieces("Raining Munich") == ["\u2581Raining", "\u2581Munich"]
+    cfg = initial.model.cfg
+    extended_cfg = type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size})
+    model = Transformer(extended_cfg).eval()
+    assert train.extend_weights(initial, model, source, target) == (4, 0)
+    rows = model.state_dict()["src_embed.lookup.weight"]
+    old_rows = initial.model.state_dict()["src_embed.lookup.weight"]
+    row = lambda piece: rows[source.processor.PieceToId(piece)]  # noqa: E731
+    torch.testing.assert_close(row("\u2581Tea"), old_rows[old_source.processor.PieceToId("\u2581tea")])
+    torch.testing.assert_close(row("\u2581Raining"), old_rows[old_source.encode("raining")].mean(0))
+    torch.testing.assert_close(row("\u2581raining"), old_rows[old_source.encode("raining")].mean(0))
+    torch.testing.assert_close(row("\u2581Munich"), old_rows[old_source.encode("Munich")].mean(0))
+    before = translate(initial.model, old_source, target, "I like tea.", need_qkv=False)
+    after = translate(model, source, target, "I like tea.", need_qkv=False)
+    assert after.target_ids == before.target_ids
+
+    started = train.starting_weights(str(tiny_checkpoint), extended_cfg, source, target)
+    for key, value in train.weights_to_save(model).items():
+        torch.testing.assert_close(started[key], value)
+    retrained = Tokenizer.from_bytes(train.train_sentencepiece(["Tea and raining."] * 20, vocab_size=30))
+    other_cfg = type(cfg)(**{**cfg.__dict__, "src_vocab_size": retrained.vocab_size})
+    with pytest.raises(SystemExit, match="another shape or vocabulary"):
+        train.starting_weights(str(tiny_checkpoint), other_cfg, retrained, target)
