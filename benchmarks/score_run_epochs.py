@@ -9,7 +9,8 @@ test split, greedy.
 Each argument is one set of weights: an epoch of the run folder (its epochNNN.safetensors), or several joined
 by + (their average); "shipped" is checkpoints/en-zh's. The run reads its own tokenizers (source.model,
 target.model in its folder: the shipped ones, or the shipped ones extended by --extend-vocab); "shipped" can be
-scored beside a run only when they are the same. The must-translate rows are counted by group (the sentences
+scored beside a run whose tokenizers are the shipped ones or extend them (the shipped weights then take the new
+rows the run started with). The must-translate rows are counted by group (the sentences
 the app offers, the lesson sentences); a corpus with machine-learning text is scored on its ml_valid split too.
 One JSON line per argument.
 """
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from safetensors.torch import load_file  # noqa: E402
 
+from model import train  # noqa: E402
 from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
 from model.data import load_splits, read_everyday, read_must_translate  # noqa: E402
 from model.evaluate import score, stutter_share, translate_corpus_ids  # noqa: E402
@@ -55,6 +57,12 @@ def main(argv: list[str]) -> None:
     cfg = replace(base.model.cfg, src_vocab_size=source.vocab_size, tgt_vocab_size=target.vocab_size)
     model = Transformer(cfg)
     shipped = {k: v.clone() for k, v in base.model.state_dict().items() if k != "generator.weight"}  # tied
+    if not same_shape:  # a run that extended the shipped vocabularies: the shipped weights as the run began
+        try:
+            train.extend_weights(base, model, source, target)
+            shipped = train.weights_to_save(model)
+        except ValueError:
+            shipped = None
     rows = [r for r in read_must_translate() if r.language == "zh"]
     splits = load_splits(corpus)
     sets = {
@@ -71,7 +79,7 @@ def main(argv: list[str]) -> None:
         return [target.decode(i) for i in ids], ids
 
     for spec in specs:
-        if "shipped" in spec.split("+") and not same_shape:
+        if "shipped" in spec.split("+") and shipped is None:
             raise SystemExit(f"{run} has other tokenizers than checkpoints/en-zh: 'shipped' cannot be scored with it")
         weights = [
             shipped if e == "shipped" else load_file(str(run / f"epoch{int(e):03d}.safetensors"))

@@ -86,19 +86,17 @@ def lexicon_words_cut_finely(
     phrases, processor: "spm.SentencePieceProcessor", pattern: str, with_capital: bool, min_pieces: int = 3
 ) -> list[str]:
     """The words of word pairs' English (`phrases`: technical terms, names, places) that the tokenizer cuts into
-    min_pieces or more pieces, in order of first appearance. with_capital: a word is taken in both forms, as the
-    terms write it and with a capital (a sentence starts with it: "Softmax turns scores into probabilities."), when
-    either form is cut so finely, and each form the tokenizer does not keep whole is returned ("positional" is
-    ▁position al but "Positional" ▁Po s it ion al: both). Unlike words_cut_finely, no count: a word pair is seen
-    once an epoch, and the sentences that use a term or a city are few. "Munich" is ▁M un ic h and "Softmax"
-    ▁So f t m a x to the everyday tokenizer, though ▁softmax is one piece."""
+    min_pieces or more pieces, in order of first appearance; with_capital: each word also with a capital, as a
+    sentence starts with it ("Softmax turns scores into probabilities."; "positional" is ▁position al, fine, but
+    "Positional" ▁Po s it ion al). Unlike words_cut_finely, no count: a word pair is seen once an epoch, and the
+    sentences that use a term or a city are few. "Munich" is ▁M un ic h and "Softmax" ▁So f t m a x to the
+    everyday tokenizer, though ▁softmax is one piece."""
     found: dict[str, None] = {}
     for phrase in phrases:
         for word in re.findall(pattern, phrase):
-            forms = (word, capitalised(word)) if with_capital else (word,)
-            cuts = [len(processor.EncodeAsPieces(form)) for form in forms]
-            if max(cuts) >= min_pieces:
-                found.update((form, None) for form, n in zip(forms, cuts) if n > 1)
+            for form in (word, capitalised(word)) if with_capital else (word,):
+                if form not in found and len(processor.EncodeAsPieces(form)) >= min_pieces:
+                    found[form] = None
     return list(found)
 
 

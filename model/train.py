@@ -159,9 +159,10 @@ def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_to
     """Warm start under extended vocabularies (`--extend-vocab`): the first ids are the old pieces, every weight
     is copied as it was; the row of each appended piece (and its output bias) starts as the mean of the rows of
     the old pieces its word was cut into ("TensorFlow" from T, en, s, or, F, l, ow), so the model begins by
-    reading the new piece about as it read the pieces it replaces; a capitalised piece whose lower-case word is a
-    piece too starts as that word was read ("▁Softmax" from ▁softmax, not from ▁So f t m a x: the model has read
-    the word mid-sentence, not at a sentence's start). Returns how many source and target rows were added."""
+    reading the new piece about as it read the pieces it replaces; a capitalised word the old tokenizer cuts more
+    finely than its lower-case form starts as the lower-case form was read ("▁Softmax" from ▁softmax, not from
+    ▁So f t m a x; "▁Positional" from ▁position al): the text used the word mid-sentence, a teacher starts a
+    sentence with it. Returns how many source and target rows were added."""
     old = weights_to_save(initial.model)
     added = []
     for keys, old_tok, new_tok in (
@@ -179,7 +180,7 @@ def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_to
                 piece = new_tok.piece(i)
                 word = piece.replace(WORD_BOUNDARY, " ").strip()
                 lower = word[:1].lower() + word[1:]
-                if lower != word and new_tok.has_piece(piece.replace(word, lower)):
+                if len(old_tok.encode(lower)) < len(old_tok.encode(word)):
                     word = lower
                 rows.append(old[key][old_tok.encode(word)].mean(0))
             old[key] = torch.stack(rows)
