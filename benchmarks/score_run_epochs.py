@@ -60,7 +60,7 @@ def main(argv: list[str]) -> None:
     if not same_shape:  # a run that extended the shipped vocabularies: the shipped weights as the run began
         try:
             train.extend_weights(base, model, source, target)
-            shipped = train.weights_to_save(model)
+            shipped = {k: v.clone() for k, v in train.weights_to_save(model).items()}  # not the live rows
         except ValueError:
             shipped = None
     rows = [r for r in read_must_translate() if r.language == "zh"]
