@@ -184,9 +184,6 @@ class Tokenizer:
     def pieces(self, ids: list[int]) -> list[str]:
         return [self.piece(i) for i in ids]
 
-    def has_piece(self, piece: str) -> bool:
-        return self.processor.PieceToId(piece) != self.processor.unk_id() or piece == self.piece(UNK_ID)
-
 
 # Control, format (zero-width joiners, right-to-left overrides), separator, surrogate, private-use and unassigned
 # characters: shown raw they reverse, hide or garble the text around them.

@@ -170,7 +170,7 @@ def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_to
         (("tgt_embed.lookup.weight", "generator.bias"), initial.target_tokenizer, target_tok),
     ):
         n_old = old_tok.vocab_size
-        if any(new_tok.piece(i) != old_tok.piece(i) for i in range(n_old)):
+        if new_tok.vocab_size < n_old or any(new_tok.piece(i) != old_tok.piece(i) for i in range(n_old)):
             raise ValueError("an extended vocabulary must keep every old piece at its id")
         for key in keys:
             if key not in old:
@@ -742,20 +742,18 @@ def validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args) -> di
 def starting_weights(
     init_from: str | None, cfg: TransformerConfig, source_tok: Tokenizer, target_tok: Tokenizer
 ) -> dict[str, torch.Tensor]:
-    """The weights a continued run started from, as an epoch's file holds them: the checkpoint's, or, where the
-    run extended its vocabularies (`--extend-vocab`, `--extend-terms`, ...), the checkpoint's with the new rows
-    the run started with (`extend_weights`). A new vocabulary or another shape has no such weights."""
+    """The weights a continued run started from, as an epoch's file holds them: the checkpoint's, with the new rows
+    the run started with where it extended the vocabularies (`--extend-vocab`, `--extend-terms`, ...;
+    `extend_weights`). New tokenizers or another shape have no such weights, even at the same vocabulary sizes."""
     if not init_from:
         sys.exit("--average-with-init needs --init-from (the weights the run started from)")
     initial = load_checkpoint(init_from)
-    shape, run_shape = model_shape(initial.model.cfg), model_shape(cfg)
-    if shape == run_shape:
-        return weights_to_save(initial.model)
     vocab = ("src_vocab_size", "tgt_vocab_size")
-    if {k: v for k, v in shape.items() if k not in vocab} == {k: v for k, v in run_shape.items() if k not in vocab}:
+    layers = {k: v for k, v in model_shape(initial.model.cfg).items() if k not in vocab}
+    if layers == {k: v for k, v in model_shape(cfg).items() if k not in vocab}:
         model = Transformer(cfg)
         try:
-            extend_weights(initial, model, source_tok, target_tok)
+            extend_weights(initial, model, source_tok, target_tok)  # with no new piece: the checkpoint's weights
         except ValueError:
             pass
         else:

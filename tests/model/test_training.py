@@ -18,7 +18,7 @@ from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from model.decode import translate
 from model.transformer import Transformer
 
-from ..conftest import ROOT, tiny_config
+from ..conftest import ROOT, TINY_PAIRS, tiny_config
 
 TINY_ARGS = [
     "--d-model",
@@ -534,7 +534,10 @@ def test_term_and_name_words_become_whole_pieces_and_a_capital_starts_as_the_low
     started = train.starting_weights(str(tiny_checkpoint), extended_cfg, source, target)
     for key, value in train.weights_to_save(model).items():
         torch.testing.assert_close(started[key], value)
-    retrained = Tokenizer.from_bytes(train.train_sentencepiece(["Tea and raining."] * 20, vocab_size=30))
-    other_cfg = type(cfg)(**{**cfg.__dict__, "src_vocab_size": retrained.vocab_size})
+    # a tokenizer learnt afresh (--new-tokenizers), even of the same size, has no weights to start from
+    texts = [s for s, _ in TINY_PAIRS] * 5 + ["Raining tea and coffee every day."] * 10
+    retrained = Tokenizer.from_bytes(train.train_sentencepiece(texts, vocab_size=old_source.vocab_size))
+    everyone = range(old_source.vocab_size)
+    assert retrained.vocab_size == old_source.vocab_size and retrained.pieces(everyone) != old_source.pieces(everyone)
     with pytest.raises(SystemExit, match="another shape or vocabulary"):
-        train.starting_weights(str(tiny_checkpoint), other_cfg, retrained, target)
+        train.starting_weights(str(tiny_checkpoint), cfg, retrained, target)
