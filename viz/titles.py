@@ -43,13 +43,16 @@ MAP_PLOT_PX = 400
 def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_PX) -> tuple[list[str], int, int]:
     """Labels across the top of a map -> (the labels shown, their angle, their font size) so that neighbours do
     not overlap: level up to 8 columns; slanted 45° while a column is at least 17 px wide (slanted labels stand
-    about 0.7 of their spacing apart); beyond, upright and smaller (down to 9 px), and where even those would
-    touch only every k-th label is written (the others are blank; hover still names each column)."""
+    about 0.7 of their spacing apart, 12 px at 17: room for Latin letters, most of which stand well under the
+    font's height), 22 px where a label holds Chinese, whose characters fill the whole height (at 20 px "1: 老师"
+    touched "2: 在"); beyond, upright and smaller (down to 9 px), and where even those would touch only every
+    k-th label is written (the others are blank; hover still names each column)."""
     n = len(labels)
     if n <= 8:
         return list(labels), 0, font_px
     spacing = plot_px / n
-    if spacing >= 17:
+    full_height = any(display_width(html.unescape(label)) > len(html.unescape(label)) for label in labels)
+    if spacing >= (22 if full_height else 17):
         return list(labels), -45, font_px
     font = max(9, min(font_px, int(spacing) - 2))
     stride = max(1, math.ceil((font + 2) / spacing))

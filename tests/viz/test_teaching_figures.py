@@ -300,6 +300,17 @@ def test_column_labels_stay_apart_however_many_columns():
             assert room >= 17, (n, room)
 
 
+def test_chinese_column_labels_turn_upright_sooner_than_latin_ones():
+    """A Chinese character fills its line's whole height: nineteen steps of "1: 老师" slanted at 21 px apart lay
+    on one another in the logit lens (stage 6's output for a 40-word sentence), where Latin labels still fit."""
+    from viz.titles import column_labels
+
+    assert column_labels([f"{i}: step" for i in range(19)])[1] == -45
+    shown, angle, _ = column_labels([f"{i}: 老师" for i in range(19)])
+    assert angle == -90 and all(shown)
+    assert column_labels([f"{i}: 老师" for i in range(12)])[1] == -45  # 33 px apart: room enough
+
+
 def test_the_room_above_a_map_grows_with_its_longest_label_and_its_angle():
     """One estimate of the column labels' height for every map with labels on top (attention, logit lens,
     explanation): level labels one line whatever their length; turned ones as tall as the longest is long, a
