@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .escape import plotly_literal
-from .titles import column_labels, column_labels_px
+from .titles import column_labels, column_labels_px, level_labels_fit
 from .widths import display_width
 
 COLORSCALE = "Blues"
@@ -189,7 +189,7 @@ def _map_layout(
     # Room above the map for the key labels (slanted ones need their length), the key axis title and the title,
     # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
     # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
-    angle = -90 if n_k > 8 else 0
+    angle = 0 if level_labels_fit(k_text, key_font) else -90
     if font_scale == 1:  # slanted while they fit, then upright, smaller, and with many keys every k-th one
         shown_keys, angle, key_font = column_labels(k_text)
     label_room = column_labels_px(shown_keys, angle, key_font)

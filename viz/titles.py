@@ -40,17 +40,28 @@ def wrapped_title(text: str, width: int = TITLE_WIDTH) -> tuple[str, int]:
 MAP_PLOT_PX = 400
 
 
+def level_labels_fit(labels: list[str], font_px: int, plot_px: int = MAP_PLOT_PX) -> bool:
+    """Whether labels (Plotly's escaped text) written level fit their columns: up to 8 columns, each label no
+    wider than its column less a few pixels ("▁probabilities" is about 92 px at 12 px; eight columns of the main
+    column are 50 px, and it ran into "▁into" once "Softmax turns scores into probabilities." was eight pieces)."""
+    if not labels or len(labels) > 8:
+        return not labels
+    longest = max(display_width(html.unescape(label)) for label in labels)
+    return 0.55 * font_px * longest + 4 <= plot_px / len(labels)
+
+
 def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_PX) -> tuple[list[str], int, int]:
     """Labels across the top of a map -> (the labels shown, their angle, their font size) so that neighbours do
-    not overlap: level up to 8 columns; slanted 45° while a column is at least 17 px wide (slanted labels stand
-    about 0.7 of their spacing apart, 12 px at 17: room for Latin letters, most of which stand well under the
-    font's height), 22 px where a label holds Chinese, whose characters fill the whole height (at 20 px "1: 老师"
-    touched "2: 在"); beyond, upright and smaller (down to 9 px), and where even those would touch only every
-    k-th label is written (the others are blank; hover still names each column)."""
+    not overlap: level up to 8 columns while each fits its column (level_labels_fit); slanted 45° while a column
+    is at least 17 px wide (slanted labels stand about 0.7 of their spacing apart, 12 px at 17: room for Latin
+    letters, most of which stand well under the font's height), 22 px where a label holds Chinese, whose
+    characters fill the whole height (at 20 px "1: 老师" touched "2: 在"); beyond, upright and smaller (down to
+    9 px), and where even those would touch only every k-th label is written (the others are blank; hover still
+    names each column)."""
     n = len(labels)
-    if n <= 8:
+    if level_labels_fit(labels, font_px, plot_px):
         return list(labels), 0, font_px
-    spacing = plot_px / n
+    spacing = plot_px / max(n, 1)
     full_height = any(display_width(html.unescape(label)) > len(html.unescape(label)) for label in labels)
     if spacing >= (22 if full_height else 17):
         return list(labels), -45, font_px

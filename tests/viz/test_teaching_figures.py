@@ -300,6 +300,22 @@ def test_column_labels_stay_apart_however_many_columns():
             assert room >= 17, (n, room)
 
 
+def test_long_words_do_not_stand_level_in_narrow_columns():
+    """Stage 6 reads "Softmax turns scores into probabilities." as eight whole pieces, and level labels ran
+    "▁into" into "▁probabilities" at 1024 px; short pieces stay level, long ones slant (or stand upright in
+    presentation mode's map)."""
+    from viz.attention import attention_heatmap
+    from viz.titles import column_labels
+
+    pieces = ["▁Softmax", "▁turns", "▁score", "s", "▁into", "▁probabilities", ".", "</s>"]
+    assert column_labels(pieces)[1] == -45
+    assert column_labels(["▁I", "▁like", "▁tea", ".", "</s>"])[1] == 0
+    weights = np.full((len(pieces), len(pieces)), 1 / len(pieces))
+    for scale, angle in ((1.0, -45), (1.5, -90)):
+        fig = attention_heatmap(weights, pieces, pieces, "query", "key", "t", font_scale=scale)
+        assert fig.layout.xaxis.tickangle == angle, scale
+
+
 def test_chinese_column_labels_turn_upright_sooner_than_latin_ones():
     """A Chinese character fills its line's whole height: nineteen steps of "1: 老师" slanted at 21 px apart lay
     on one another in the logit lens (stage 6's output for a 40-word sentence), where Latin labels still fit."""
