@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 from model import train
 from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -541,3 +541,37 @@ def test_term_and_name_words_become_whole_pieces_and_a_capital_starts_as_the_low
     assert retrained.vocab_size == old_source.vocab_size and retrained.pieces(everyone) != old_source.pieces(everyone)
     with pytest.raises(SystemExit, match="another shape or vocabulary"):
         train.starting_weights(str(tiny_checkpoint), cfg, retrained, target)
+
+
+def test_the_gpu_sweep_picks_most_rows_near_the_shipped_scores_and_its_halves_join_to_the_average(tmp_path):
+    """benchmarks/gpu_sweep_pick.py: weights far below the shipped ones on the test split are passed over however
+    many rows they get right; the chosen average comes back as two files that join to the mean of its epochs."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gpu_sweep_pick import choose, main, merge_halves
+
+    def line(weights, app, lesson, test, valid=40.0, everyday=44.0):
+        return {"weights": weights, "must_app": f"{app}/26", "must_lesson": f"{lesson}/54", "test_bleu": test,
+                "everyday_bleu": everyday, "valid_bleu": valid}  # fmt: skip
+
+    runs = tmp_path / "runs"
+    for variant, epochs in (("a", 2), ("b", 1)):
+        (runs / variant).mkdir(parents=True)
+        for e in range(1, epochs + 1):
+            save_file(
+                {"w": torch.full((4, 3), float(e)), "b": torch.arange(3.0) * e},
+                str(runs / variant / f"epoch{e:03d}.safetensors"),
+            )
+    a = [line("shipped", 23, 40, 41.0), line("2", 23, 41, 41.1), line("1+2", 24, 41, 40.9, valid=39.0)]
+    b = [line("1", 26, 54, 39.0)]  # every row right, 2 BLEU below the shipped weights on the test split
+    (runs / "a.scores").write_text("".join(json.dumps(d) + "\n" for d in a))
+    (runs / "b.scores").write_text("".join(json.dumps(d) + "\n" for d in b))
+    lines = [{**d, "variant": "a"} for d in a] + [{**d, "variant": "b"} for d in b]
+    assert [(d["variant"], d["weights"]) for d in choose(lines)] == [("a", "1+2"), ("a", "2")]
+
+    out = tmp_path / "out"
+    out.mkdir()
+    main([str(runs), str(out), "a", "b"])
+    best = merge_halves(out / "best1")
+    assert best["w"].dtype == torch.float16 and torch.equal(best["w"].float(), torch.full((4, 3), 1.5))
+    assert torch.equal(best["b"].float(), torch.arange(3.0) * 1.5)
+    assert len((out / "scores.jsonl").read_text().splitlines()) == 4
