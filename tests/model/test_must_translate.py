@@ -71,23 +71,23 @@ def en_zh():
 
 # What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
 # the row leaves this table (`python benchmarks/must_translate_report.py checkpoints/en-zh --table` prints it).
-# Continued on machine-learning text (issue 32, stage 6): 40 of the 54 lesson rows right, 23 of the 26 app rows.
+# Continued on machine-learning text (issue 32, stage 7): 39 of the 54 lesson rows right, 24 of the 26 app rows.
 EN_ZH_STILL_WRONG = {
-    "The trophy didn't fit in the suitcase because it was too big.": "那个幽灵没有这个手提箱，因为它太大。",
-    "The trophy didn't fit in the suitcase because it was too small.": "那个幽灵没有这个手提箱里因为它太小了。",
-    "The cat is sleeping on the sofa because it is very tired today.": "猫因为现在在沙发上睡觉，它非常疲劳。",
-    "The model translates one word at a time.": "模型一段时间翻译一个字段。",
+    "The trophy didn't fit in the suitcase because it was too big.": "这个收物没有适合这个手提箱。",
+    "The trophy didn't fit in the suitcase because it was too small.": "那个玩具不符合这个小行李。",
     "Anna works at a hospital in Munich.": "安娜在医院工作。",
-    "The softmax function turns scores into probabilities.": "softmax函数转换为概率分数。",
-    "Positional encoding tells the model the order of the words.": "编码器会告诉模型的顺序。",
-    "Cross-attention connects the decoder to the encoder.": "将解码器连接到解码器的编码器连接。",
-    "The matrix has eight rows and eight columns.": "矩阵的矩阵有八行。",
-    "This head attends to the previous word.": "这个头上那个上述了我的意思。",
-    "The computer is learning to translate.": "电脑正在翻译中。",
+    "The softmax function turns scores into probabilities.": "softmax函数转移到概率分数。",
+    "Positional encoding tells the model the order of the words.": "位置编码会告诉单词的模型。",
+    "Cross-attention connects the decoder to the encoder.": "将连接到解码器连接到解码器的编码器。",
+    "The matrix has eight rows and eight columns.": "矩阵有八行，八行。",
+    "We train the model on many sentences.": "我们对许多句子进行训练。",
+    "The output is a probability distribution.": "输出是一个概率。",
+    "The computer is learning to translate.": "电脑正在学习。",
     "The input sentence has five words.": "输入有五个单词。",
-    "John visited Vienna last summer.": "约翰去年夏天去了维也。",
-    "Susan studies computer science in Boston.": "苏珊在波士顿学新闻学。",
+    "Transformers are used for machine translation.": "Transformers是用于翻译的。",
+    "Susan studies computer science in Boston.": "苏珊在波士顿学。",
     "My friend Jack lives in Munich.": "我朋友住在慕尼黑。",
+    "Sarah teaches mathematics in Madrid.": "莎拉在马德里教学。",
     "Please close the kitchen window.": "请关上厨房。",
     "My neighbour has two black cats.": "我的邻居有两只猫。",
 }
