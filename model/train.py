@@ -172,18 +172,14 @@ def extend_weights(initial, model: Transformer, source_tok: Tokenizer, target_to
         n_old = old_tok.vocab_size
         if new_tok.vocab_size < n_old or any(new_tok.piece(i) != old_tok.piece(i) for i in range(n_old)):
             raise ValueError("an extended vocabulary must keep every old piece at its id")
+        starts = []  # for each appended piece, the old pieces whose rows it starts from (one cut per piece)
+        for i in range(n_old, new_tok.vocab_size):
+            word = new_tok.piece(i).replace(WORD_BOUNDARY, " ").strip()
+            ids, lower_ids = old_tok.encode(word), old_tok.encode(word[:1].lower() + word[1:])
+            starts.append(lower_ids if len(lower_ids) < len(ids) else ids)
         for key in keys:
-            if key not in old:
-                continue
-            rows = [old[key][i] for i in range(n_old)]
-            for i in range(n_old, new_tok.vocab_size):
-                piece = new_tok.piece(i)
-                word = piece.replace(WORD_BOUNDARY, " ").strip()
-                lower = word[:1].lower() + word[1:]
-                if len(old_tok.encode(lower)) < len(old_tok.encode(word)):
-                    word = lower
-                rows.append(old[key][old_tok.encode(word)].mean(0))
-            old[key] = torch.stack(rows)
+            if key in old:
+                old[key] = torch.cat([old[key][:n_old], *(old[key][ids].mean(0, keepdim=True) for ids in starts)])
         added.append(new_tok.vocab_size - n_old)
     apply_weights(model, old)
     return added[0], added[1]
