@@ -189,9 +189,10 @@ def _map_layout(
     # Room above the map for the key labels (slanted ones need their length), the key axis title and the title,
     # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
     # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
-    angle = 0 if level_labels_fit(k_text, key_font) else -90
-    if font_scale == 1:  # slanted while they fit, then upright, smaller, and with many keys every k-th one
+    if font_scale == 1:  # level or slanted while they fit, then upright, smaller, and with many keys every k-th one
         shown_keys, angle, key_font = column_labels(k_text)
+    else:  # presentation: level while each fits its column, else upright
+        angle = 0 if level_labels_fit(k_text, key_font) else -90
     label_room = column_labels_px(shown_keys, angle, key_font)
     top = label_room + round(16 * font_scale) + 14 + (round(20 * font_scale) + 4 if title else 0)
     # A Chinese axis title turned on its side is read with a tilted head, and a long one is longer than a short
