@@ -17,7 +17,7 @@ from ui.decoding import show_trail
 from ui.handout import handout, handout_labels, kind_document
 from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
-from ui.words import sentences, t
+from ui.words import apart, sentences, t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.handout import switcher_html
@@ -429,14 +429,8 @@ def translation_notes(
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
         # the threshold was set on the model's own translations: a forced path is said to be unlikely, not wrong
         key = "unsure_forced" if what_if else "unsure"
-        st.warning(
-            t(
-                f"{key}_short" if present else key,
-                lang,
-                score=mean_log_prob(tr.token_probs),
-                threshold=calibration.threshold,
-            )
-        )
+        score, threshold = apart(mean_log_prob(tr.token_probs), calibration.threshold)
+        st.warning(t(f"{key}_short" if present else key, lang, score=score, threshold=threshold))
         drawn += 1
     st.session_state.notes_above = drawn if present else 0
 

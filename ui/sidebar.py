@@ -193,10 +193,13 @@ def about_model(checkpoint: str, loaded, lang: str) -> str:
     corpus = loaded.metadata.get("corpus", "")
     data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
     beam = scores("beam4")
+    # where the weights' last training run ran (config.json's train_args; the earlier stages all ran on CPUs)
+    on_gpu = str(loaded.metadata.get("train_args", {}).get("device", "cpu")).startswith("cuda")
     return t(
         "about_model",
         lang,
         params=parameter_count(checkpoint) / 1e6,
+        trained=t("about_trained_gpu" if on_gpu else "about_trained_cpu", lang),
         data=data,
         scores=scores("greedy") or "–",
         beam=t("about_beam", lang, scores=beam) if beam else "",

@@ -81,6 +81,15 @@ def scientific(x: float, digits: int = 1) -> str:
     return f"{mantissa}×10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
+def apart(value: float, limit: float, digits: int = 2, most: int = 4) -> tuple[str, str]:
+    """A value and the limit it is compared with, each with as many decimals (digits, up to most) as it takes to
+    write them differently: a score of -0.5346 under a threshold of -0.5271 reads "-0.535, below -0.527", not
+    "-0.53, below -0.53", which says the note fired on equal numbers."""
+    while digits < most and f"{value:.{digits}f}" == f"{limit:.{digits}f}":
+        digits += 1
+    return f"{value:.{digits}f}", f"{limit:.{digits}f}"
+
+
 def sentences(lang: str, *texts: str) -> str:
     """Sentences run on in one paragraph: with a space in English, without one after Chinese's full stop."""
     return ("" if lang == "zh" else " ").join(text for text in texts if text)

@@ -104,3 +104,15 @@ def test_small_numbers_in_running_text_have_no_hyphen_to_break_at():
     assert scientific(2.6e-8) == "2.6×10⁻⁸"
     assert scientific(0.0) == "0"
     assert "-" not in words.t("steps_matches", "en", token="x", diff=scientific(1e-7))
+
+
+def test_a_score_below_its_threshold_is_never_written_as_the_same_number():
+    """A browser check of stage 7: "mean log-probability per piece -0.53, below -0.53" (-0.5346 under -0.5271)."""
+    from ui.words import apart
+
+    assert apart(-0.5346, -0.5271) == ("-0.535", "-0.527")
+    assert apart(-0.91, -0.53) == ("-0.91", "-0.53")  # two decimals where they already differ
+    assert apart(-0.52715, -0.5271) == ("-0.5272", "-0.5271")
+    assert apart(-0.527101, -0.5271) == ("-0.5271", "-0.5271")  # at most four decimals
+    note = words.t("unsure", "en", score="-0.535", threshold="-0.527")
+    assert "-0.535, below -0.527" in note
