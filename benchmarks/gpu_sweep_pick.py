@@ -1,9 +1,11 @@
 """benchmarks/gpu_sweep.sh's last step: gather the runs' logs and scores, pick the two best weights, write each
 as two float16 halves (every file under 16 MiB, what a device machine sends back).
 
-Best: most must-translate rows right (app + lesson), among weights whose Tatoeba test BLEU is at most 0.7 and
-everyday BLEU at most 1.5 below the shipped weights' (the paired bootstrap is run afterwards, on the CPU:
-benchmarks/compare_checkpoints.py); ties by validation BLEU.
+Among weights whose Tatoeba test BLEU is at most 0.7 and everyday BLEU at most 1.5 below the shipped weights'
+(the paired bootstrap is run afterwards, on the CPU: benchmarks/compare_checkpoints.py), the first pick has the
+most must-translate rows right (app + lesson; ties by validation BLEU), the second the highest validation + test
+BLEU of the rest: run K's rule took the two with most rows, and the weights best on every BLEU column stayed on the
+GPU machine.
 
     python benchmarks/gpu_sweep_pick.py RUNS_DIR OUT_DIR a b c d e f
 
@@ -37,8 +39,8 @@ def rows_right(line: dict) -> int:
     return sum(int(line[k].split("/")[0]) for k in line if k.startswith("must_"))
 
 
-def choose(lines: list[dict], n: int = 2) -> list[dict]:
-    """The n best score lines (see the module's docstring); 'shipped' is the yardstick, never chosen."""
+def choose(lines: list[dict]) -> list[dict]:
+    """The two score lines to send back (see the module's docstring); 'shipped' is the yardstick, never chosen."""
     shipped = next((d for d in lines if d["weights"] == "shipped"), None)
     candidates = [d for d in lines if d["weights"] != "shipped"]
     if shipped:
@@ -48,7 +50,11 @@ def choose(lines: list[dict], n: int = 2) -> list[dict]:
             if d["test_bleu"] >= shipped["test_bleu"] - 0.7 and d["everyday_bleu"] >= shipped["everyday_bleu"] - 1.5
         ]
         candidates = near or candidates
-    return sorted(candidates, key=lambda d: (rows_right(d), d["valid_bleu"]), reverse=True)[:n]
+    if not candidates:
+        return []
+    most_rows = max(candidates, key=lambda d: (rows_right(d), d["valid_bleu"]))
+    rest = [d for d in candidates if d is not most_rows]
+    return [most_rows, *([max(rest, key=lambda d: d["valid_bleu"] + d["test_bleu"])] if rest else [])]
 
 
 def averaged(runs: Path, line: dict) -> dict[str, torch.Tensor]:

@@ -543,9 +543,12 @@ def test_term_and_name_words_become_whole_pieces_and_a_capital_starts_as_the_low
         train.starting_weights(str(tiny_checkpoint), cfg, retrained, target)
 
 
-def test_the_gpu_sweep_picks_most_rows_near_the_shipped_scores_and_its_halves_join_to_the_average(tmp_path):
+def test_the_gpu_sweep_picks_most_rows_and_best_bleu_near_the_shipped_scores_and_halves_join_to_the_average(
+    tmp_path,
+):
     """benchmarks/gpu_sweep_pick.py: weights far below the shipped ones on the test split are passed over however
-    many rows they get right; the chosen average comes back as two files that join to the mean of its epochs."""
+    many rows they get right; of the rest, the most rows and then the best BLEU come back, each as two files that
+    join to the mean of its epochs."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from gpu_sweep_pick import choose, main, merge_halves
 
@@ -561,12 +564,17 @@ def test_the_gpu_sweep_picks_most_rows_near_the_shipped_scores_and_its_halves_jo
                 {"w": torch.full((4, 3), float(e)), "b": torch.arange(3.0) * e},
                 str(runs / variant / f"epoch{e:03d}.safetensors"),
             )
-    a = [line("shipped", 23, 40, 41.0), line("2", 23, 41, 41.1), line("1+2", 24, 41, 40.9, valid=39.0)]
+    a = [
+        line("shipped", 23, 40, 41.0),
+        line("2", 23, 41, 41.1),
+        line("1+2", 24, 41, 40.9, valid=39.0),
+        line("1", 21, 39, 42.5, valid=44.0),  # fewer rows, best BLEU: the second pick
+    ]
     b = [line("1", 26, 54, 39.0)]  # every row right, 2 BLEU below the shipped weights on the test split
     (runs / "a.scores").write_text("".join(json.dumps(d) + "\n" for d in a))
     (runs / "b.scores").write_text("".join(json.dumps(d) + "\n" for d in b))
     lines = [{**d, "variant": "a"} for d in a] + [{**d, "variant": "b"} for d in b]
-    assert [(d["variant"], d["weights"]) for d in choose(lines)] == [("a", "1+2"), ("a", "2")]
+    assert [(d["variant"], d["weights"]) for d in choose(lines)] == [("a", "1+2"), ("a", "1")]
 
     out = tmp_path / "out"
     out.mkdir()
@@ -574,4 +582,5 @@ def test_the_gpu_sweep_picks_most_rows_near_the_shipped_scores_and_its_halves_jo
     best = merge_halves(out / "best1")
     assert best["w"].dtype == torch.float16 and torch.equal(best["w"].float(), torch.full((4, 3), 1.5))
     assert torch.equal(best["b"].float(), torch.arange(3.0) * 1.5)
-    assert len((out / "scores.jsonl").read_text().splitlines()) == 4
+    assert torch.equal(merge_halves(out / "best2")["w"].float(), torch.full((4, 3), 1.0))
+    assert len((out / "scores.jsonl").read_text().splitlines()) == 5
