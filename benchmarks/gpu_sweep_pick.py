@@ -21,6 +21,11 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from model.train import average_weights  # noqa: E402
+
 
 def gather(runs: Path, variants: list[str]) -> tuple[str, list[dict]]:
     """Every run's log tail and metrics (one text), and every score line of score_run_epochs.py, tagged with its run."""
@@ -60,11 +65,7 @@ def choose(lines: list[dict]) -> list[dict]:
 def averaged(runs: Path, line: dict) -> dict[str, torch.Tensor]:
     """The weights a score line names ("4+5": the mean of epochs 4 and 5), in float16."""
     files = [runs / line["variant"] / f"epoch{int(e):03d}.safetensors" for e in line["weights"].split("+")]
-    total: dict[str, torch.Tensor] = {}
-    for p in files:
-        for k, t in load_file(str(p)).items():
-            total[k] = total[k] + t.double() if k in total else t.double()
-    return {k: (t / len(files)).float().half().contiguous() for k, t in total.items()}
+    return {k: t.half().contiguous() for k, t in average_weights(files).items()}
 
 
 def write_halves(weights: dict[str, torch.Tensor], stem: Path, metadata: dict[str, str]) -> list[int]:
