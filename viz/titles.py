@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import math
 
-from .widths import display_width
+from .widths import display_width, is_wide
 
 # Latin characters that fit on one title line of a grid in the main column at 1024 px with the sidebar open (564 px:
 # 88 ran "... (corpus average)" off the figure), and the height of a title line in pixels.
@@ -44,8 +44,10 @@ def level_labels_fit(labels: list[str], font_px: int, plot_px: int = MAP_PLOT_PX
     """Whether labels (Plotly's escaped text) written level fit their columns: up to 8 columns, each label no
     wider than its column less a few pixels ("▁probabilities" is about 92 px at 12 px; eight columns of the main
     column are 50 px, and it ran into "▁into" once "Softmax turns scores into probabilities." was eight pieces)."""
-    if not labels or len(labels) > 8:
-        return not labels
+    if not labels:
+        return True
+    if len(labels) > 8:
+        return False
     longest = max(display_width(html.unescape(label)) for label in labels)
     return 0.55 * font_px * longest + 4 <= plot_px / len(labels)
 
@@ -61,8 +63,8 @@ def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_
     n = len(labels)
     if level_labels_fit(labels, font_px, plot_px):
         return list(labels), 0, font_px
-    spacing = plot_px / max(n, 1)
-    full_height = any(display_width(html.unescape(label)) > len(html.unescape(label)) for label in labels)
+    spacing = plot_px / n  # n > 0: an empty list returned level above
+    full_height = any(is_wide(c) for label in labels for c in html.unescape(label))
     if spacing >= (22 if full_height else 17):
         return list(labels), -45, font_px
     font = max(9, min(font_px, int(spacing) - 2))
