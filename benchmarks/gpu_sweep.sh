@@ -68,8 +68,9 @@ for p in sorted(glob.glob('/tmp/runs/$v/epoch*.safetensors'))[-1:]:
         fi
       done
       [ "$last" -ge 4 ] && specs+=("$((last / 2))")
-      OMP_NUM_THREADS=2 timeout $((T0 + SCORE_END - $(date +%s))) "$PY" -c "import torch; torch.set_num_threads(2); import runpy, sys; sys.argv=['x','--corpus','tatoeba-extra-ml-en-zh','/tmp/runs/$v',*sys.argv[1:]]; runpy.run_path('benchmarks/score_run_epochs.py', run_name='__main__')" "${specs[@]}" \
-        >/tmp/runs/$v.scores 2>>/tmp/runs/$v.log
+      # two threads each (torch takes OMP_NUM_THREADS): six scorers share the machine's cores
+      OMP_NUM_THREADS=2 timeout $((T0 + SCORE_END - $(date +%s))) "$PY" benchmarks/score_run_epochs.py \
+        --corpus tatoeba-extra-ml-en-zh /tmp/runs/$v "${specs[@]}" >/tmp/runs/$v.scores 2>>/tmp/runs/$v.log
       echo "score exit $? at $(( $(date +%s) - T0 )) s" >>/tmp/runs/$v.log
     fi
   ) &
