@@ -4,7 +4,9 @@ checkpoints round-trip, and broken checkpoints give errors that name the file.""
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -584,3 +586,60 @@ def test_the_gpu_sweep_picks_most_rows_and_best_bleu_near_the_shipped_scores_and
     assert torch.equal(best["b"].float(), torch.arange(3.0) * 1.5)
     assert torch.equal(merge_halves(out / "best2")["w"].float(), torch.full((4, 3), 1.0))
     assert len((out / "scores.jsonl").read_text().splitlines()) == 5
+
+
+def test_an_omission_negative_leaves_out_one_span_of_word_pieces_and_never_punctuation():
+    # Pieces 5-9 write words, 1 is punctuation: a negative is the target with 1-3 neighbouring word pieces cut.
+    deletable = [False, False] + [False] * 3 + [True] * 5
+    target = [5, 6, 1, 7, 8, 9, 1]
+    rng = random.Random(0)
+    seen = set()
+    for _ in range(300):
+        omitted = train.omit_a_span(target, deletable, rng)
+        cut = len(target) - len(omitted)
+        assert 1 <= cut <= 3
+        assert omitted.count(1) == 2  # the punctuation stays
+        start = next((i for i in range(len(omitted)) if omitted[i] != target[i]), len(omitted))
+        assert omitted == target[:start] + target[start + cut :]  # one contiguous span
+        assert all(deletable[p] for p in target[start : start + cut])
+        seen.add(tuple(omitted))
+    assert (5, 1, 7, 8, 9, 1) in seen and (5, 6, 1, 1) in seen  # any word piece may go, and up to three at once
+    assert train.omit_a_span([1, 1], deletable, rng) is None
+
+
+def test_the_omission_hinge_pushes_only_where_the_whole_translation_does_not_lead_by_the_margin():
+    full = torch.tensor([-2.0, -10.0, -3.0])
+    omitted = torch.tensor([-9.0, -4.0, -4.0])  # leads by 7, trails by 6, leads by 1
+    assert train.omission_hinge(full, omitted, 3.0).item() == pytest.approx((0 + 9 + 2) / 3)
+    assert train.omission_hinge(full, omitted - 100, 3.0).item() == 0.0
+    # The score it compares is the sum of the target pieces' log-probabilities, padding left out.
+    logits = torch.log(torch.tensor([[[0.5, 0.5, 0.0], [0.1, 0.2, 0.7]]]).clamp_min(1e-12))
+    assert train.sequence_log_probs(logits, torch.tensor([[1, 0]])).item() == pytest.approx(
+        torch.log(torch.tensor(0.5))
+    )
+    assert train.sequence_log_probs(logits, torch.tensor([[1, 2]])).item() == pytest.approx(math.log(0.5 * 0.7))
+
+
+@pytest.mark.slow
+def test_training_with_the_omission_contrast_makes_translations_missing_a_word_less_likely(tiny_corpus_dir, tmp_path):
+    """The property the contrast exists for: after the same training, a model trained with it prefers each whole
+    training target to that target with a word left out by more than a model trained without it."""
+    gaps = {}
+    for name, extra in (("plain", []), ("contrast", ["--omission-margin", "8"])):
+        export = tmp_path / name
+        common = ["--data-dir", str(tiny_corpus_dir), "--run-dir", str(tmp_path / f"{name}-run"), *TINY_ARGS]
+        train.main([*common, "--epochs", "6", "--average-last", "1", "--export", str(export), *extra])
+        loaded = load_checkpoint(export)
+        model, source, target = loaded.model.eval(), loaded.source_tokenizer, loaded.target_tokenizer
+        deletable = [any(c.isalnum() for c in target.processor.id_to_piece(i)) for i in range(target.vocab_size)]
+        rng = random.Random(1)
+        full_pairs = [(source.encode(en), target.encode(zh)) for en, zh in TINY_PAIRS]
+        omitted_pairs = [(s, train.omit_a_span(t, deletable, rng)) for s, t in full_pairs]
+        with torch.no_grad():
+            scores = []
+            for pairs in (full_pairs, omitted_pairs):
+                src, tgt_in, tgt_out = train.collate(pairs)
+                _, decoded = model(src, tgt_in)
+                scores.append(train.sequence_log_probs(decoded.logits, tgt_out))
+        gaps[name] = (scores[0] - scores[1]).mean().item()
+    assert gaps["contrast"] > gaps["plain"] + 1.0, gaps
