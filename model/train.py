@@ -127,6 +127,17 @@ def omission_hinge(full: torch.Tensor, omitted: torch.Tensor, margin: float) -> 
     return torch.relu(margin - (full - omitted)).mean()
 
 
+def repeat_unlikelihood(logits: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+    """-log(1 - p(the piece just written)) at every step whose true next piece is another one, averaged: token-level
+    unlikelihood (Welleck et al. 2019) with one negative per step, the immediate repeat, so that a piece written
+    once is not written again at once (the stutter of 方法方法方法) unless the target repeats it."""
+    previous = tgt_in  # the decoder's input at step t is the piece written at step t - 1
+    steps = (previous != tgt_out) & (tgt_out != PAD_ID) & (previous != BOS_ID)
+    p_repeat = torch.softmax(logits.float(), dim=-1).gather(-1, previous.unsqueeze(-1)).squeeze(-1)
+    penalty = -torch.log1p(-p_repeat.clamp(max=1 - 1e-6))
+    return (penalty * steps).sum() / steps.sum().clamp(min=1)
+
+
 def average_weights(paths: list[Path | dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """Checkpoint averaging (Section 6.1): the mean of the weights saved at the last few epochs (each a file, or
     weights already loaded: the --init-from weights with --average-with-init)."""
@@ -438,6 +449,13 @@ def parse_args(argv=None):
         "out, and a hinge loss asks the whole target to be this many nats likelier (0 leaves it out)",
     )
     p.add_argument("--omission-weight", type=float, default=1.0, help="the omission contrast's weight in the loss")
+    p.add_argument(
+        "--repeat-unlikelihood",
+        type=float,
+        default=0.0,
+        help="add, at this weight, a loss on the probability of writing the piece just written again where the "
+        "target writes another (token-level unlikelihood against stutter; 0 leaves it out)",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--export-dtype", choices=["float32", "float16"], default="float16")
     p.add_argument("--no-progress", action="store_true")
@@ -681,6 +699,8 @@ def main(argv=None):
             with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=args.bf16):
                 encoded, decoded = trainable(src, tgt_in)
             loss = cross_entropy = loss_fn(decoded.logits.float(), tgt_out, args.label_smoothing)
+            if args.repeat_unlikelihood:
+                loss = loss + args.repeat_unlikelihood * repeat_unlikelihood(decoded.logits, tgt_in, tgt_out)
             if args.omission_margin:
                 # The negatives share the batch's encoder pass: only the decoder runs again.
                 rng = random.Random(args.seed * 1_000_003 + epoch * 10_007 + b)

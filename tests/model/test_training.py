@@ -643,3 +643,20 @@ def test_training_with_the_omission_contrast_makes_translations_missing_a_word_l
                 scores.append(train.sequence_log_probs(decoded.logits, tgt_out))
         gaps[name] = (scores[0] - scores[1]).mean().item()
     assert gaps["contrast"] > gaps["plain"] + 1.0, gaps
+
+
+def test_repeat_unlikelihood_penalises_writing_the_last_piece_again_only_where_the_target_moves_on():
+    # Vocabulary of 6; target 4 5 5 </s>: the repeat of 5 at step 3 is the target's own, so it is not penalised.
+    tgt_in = torch.tensor([[train.BOS_ID, 4, 5, 5]])
+    tgt_out = torch.tensor([[4, 5, 5, train.EOS_ID]])
+    probs = torch.full((1, 4, 6), 0.1)
+    probs[0, 1, 4] = 0.5  # step 2 (true next 5) gives the piece just written (4) one half
+    probs[0, 2, 5] = 0.5  # step 3: the true next is 5 again, no penalty
+    probs[0, 3, 5] = 0.5  # step 4 (true next </s>) gives 5 one half
+    logits = torch.log(probs / probs.sum(-1, keepdim=True))
+    expected_p = 0.5 / 1.0  # 0.5 + 5 * 0.1 = 1.0
+    expected = -math.log(1 - expected_p)  # the same at the two steps that count
+    assert train.repeat_unlikelihood(logits, tgt_in, tgt_out).item() == pytest.approx(expected)
+    lower = probs.clone()
+    lower[0, 1, 4] = lower[0, 3, 5] = 0.1
+    assert train.repeat_unlikelihood(torch.log(lower / lower.sum(-1, keepdim=True)), tgt_in, tgt_out).item() < expected
