@@ -44,7 +44,7 @@ from .tokenizer import (
     train_sentencepiece,
     words_cut_finely,
 )
-from .transformer import EncoderOutput, Transformer, TransformerConfig, count_parameters
+from .transformer import DecoderOutput, EncoderOutput, Transformer, TransformerConfig, count_parameters
 
 LANGUAGES = {
     "tatoeba-en-zh": ("en", "zh"),
@@ -125,6 +125,30 @@ def omission_hinge(full: torch.Tensor, omitted: torch.Tensor, margin: float) -> 
     """max(0, margin - (log p(y|x) - log p(y with a word left out|x))), averaged: zero once the model prefers
     the whole translation to the one missing a word by `margin` nats, so it only pushes where it omits."""
     return torch.relu(margin - (full - omitted)).mean()
+
+
+def omission_loss(
+    model: Transformer,
+    encoded: EncoderOutput,
+    decoded: DecoderOutput,
+    pairs: list[tuple[list[int], list[int]]],
+    tgt_out: torch.Tensor,
+    deletable: list[bool],
+    rng: random.Random,
+    args,
+) -> torch.Tensor:
+    """The omission contrast of one batch: its targets decoded again with a span left out (omit_a_span), on the
+    batch's own encoder pass (only the decoder runs again), and omission_hinge between the two scores."""
+    rows = [r for r, (_, target) in enumerate(pairs) if any(deletable[piece] for piece in target)]
+    if not rows:
+        return tgt_out.new_zeros((), dtype=torch.float32)
+    omitted = [(pairs[r][0], omit_a_span(pairs[r][1], deletable, rng)) for r in rows]
+    _, neg_in, neg_out = (t.to(tgt_out.device) for t in collate(omitted))
+    memory = EncoderOutput(encoded.memory[rows], encoded.src_mask[rows])
+    with torch.autocast(device_type=tgt_out.device.type, dtype=torch.bfloat16, enabled=args.bf16):
+        negative = model.decode(neg_in, memory)
+    full = sequence_log_probs(decoded.logits[rows], tgt_out[rows])
+    return omission_hinge(full, sequence_log_probs(negative.logits, neg_out), args.omission_margin)
 
 
 def repeat_unlikelihood(logits: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -702,20 +726,11 @@ def main(argv=None):
             if args.repeat_unlikelihood:
                 loss = loss + args.repeat_unlikelihood * repeat_unlikelihood(decoded.logits, tgt_in, tgt_out)
             if args.omission_margin:
-                # The negatives share the batch's encoder pass: only the decoder runs again.
+                # Which spans are left out is drawn from the batch's own seed: a resumed run draws the same ones.
                 rng = random.Random(args.seed * 1_000_003 + epoch * 10_007 + b)
-                kept = [i for i in batch if any(deletable[piece] for piece in data[i][1])]
-                if kept:
-                    rows = [batch.index(i) for i in kept]
-                    omitted = [(data[i][0], omit_a_span(data[i][1], deletable, rng)) for i in kept]
-                    _, neg_in, neg_out = (t.to(device) for t in collate(omitted))
-                    sub = EncoderOutput(encoded.memory[rows], encoded.src_mask[rows], None, None, None)
-                    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=args.bf16):
-                        negative = model.decode(neg_in, sub)
-                    full = sequence_log_probs(decoded.logits[rows], tgt_out[rows])
-                    loss = loss + args.omission_weight * omission_hinge(
-                        full, sequence_log_probs(negative.logits, neg_out), args.omission_margin
-                    )
+                loss = loss + args.omission_weight * omission_loss(
+                    model, encoded, decoded, [data[i] for i in batch], tgt_out, deletable, rng, args
+                )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
