@@ -114,6 +114,17 @@ def omit_a_span(target: list[int], deletable: list[bool], rng: random.Random, lo
     return target[:start] + target[end:]
 
 
+def word_pieces(tokenizer: Tokenizer) -> list[bool]:
+    """Per piece id: does it write a word (letters, digits, characters), not punctuation, a space or a control
+    piece? The pieces the omission contrast may leave out."""
+    processor = tokenizer.processor
+    return [
+        any(ch.isalnum() for ch in processor.id_to_piece(i))
+        and not (processor.is_control(i) or processor.is_unknown(i))
+        for i in range(tokenizer.vocab_size)
+    ]
+
+
 def sequence_log_probs(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """(batch,) the log-probability the model gives each whole target (the sum over its pieces, padding left
     out), without label smoothing: the score the omission contrast compares."""
@@ -604,12 +615,7 @@ def main(argv=None):
         return [(s, t) for s, t in encoded if len(s) + 1 <= args.max_len and len(t) + 1 <= args.max_len]
 
     data = encode_pairs(0)
-    # The pieces the omission contrast may leave out: those that write a word, not punctuation or a space.
-    deletable = [
-        any(ch.isalnum() for ch in target_tok.processor.id_to_piece(i))
-        and not (target_tok.processor.is_control(i) or target_tok.processor.is_unknown(i))
-        for i in range(target_tok.vocab_size)
-    ]
+    deletable = word_pieces(target_tok) if args.omission_margin else None
     valid = splits.valid
     valid_pairs = [(source_tok.encode(e.source), target_tok.encode(r)) for e in valid for r in e.references[:1]]
 

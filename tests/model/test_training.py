@@ -629,7 +629,7 @@ def test_training_with_the_omission_contrast_makes_translations_missing_a_word_l
         train.main([*common, "--epochs", "6", "--average-last", "1", "--export", str(export), *extra])
         loaded = load_checkpoint(export)
         model, source, target = loaded.model.eval(), loaded.source_tokenizer, loaded.target_tokenizer
-        deletable = [any(c.isalnum() for c in target.processor.id_to_piece(i)) for i in range(target.vocab_size)]
+        deletable = train.word_pieces(target)
         rng = random.Random(1)
         full_pairs = [(source.encode(en), target.encode(zh)) for en, zh in TINY_PAIRS]
         omitted_pairs = [(s, train.omit_a_span(t, deletable, rng)) for s, t in full_pairs]
