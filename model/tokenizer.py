@@ -134,6 +134,37 @@ def extend_sentencepiece(model: bytes, words: list[str], word_start: bool) -> by
     return proto.SerializeToString()
 
 
+def pieces_across_words(processor: "spm.SentencePieceProcessor", words: set[str]) -> list[str]:
+    """The Chinese pieces of two or more characters that are not a word of `words` (a dictionary's words,
+    names, terms). A unigram model trained on unsegmented Chinese learns frequent strings whatever their
+    grammar: 在医院 ("at" + "hospital"), 有两 ("has" + "two"), 只猫 (classifier + "cat"), 我的朋友. Such a piece lets
+    the decoder write two words in one step, and skip what the source says between them: 安娜在医院工作 for
+    "Anna works at a hospital in Munich" needs no step where 慕尼黑 could come."""
+    found = []
+    for i in range(processor.GetPieceSize()):
+        piece = processor.IdToPiece(i)
+        chinese = len(piece) > 1 and all("\u4e00" <= c <= "\u9fff" for c in piece)
+        if chinese and piece not in words:
+            found.append(piece)
+    return found
+
+
+def retire_pieces(model: bytes, pieces: list[str]) -> bytes:
+    """The same SentencePiece model with `pieces` marked unused: encoding no longer chooses them (it cuts their
+    text into the pieces left), decoding still reads them, and every id stays where it was, so a trained model's
+    embedding rows stay valid. Training targets encoded with it teach the decoder to write the smaller pieces."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    piece_type = sentencepiece_model_pb2.ModelProto.SentencePiece
+    retired = set(pieces)
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model)
+    for p in proto.pieces:
+        if p.piece in retired and p.type == piece_type.NORMAL:
+            p.type = piece_type.UNUSED
+    return proto.SerializeToString()
+
+
 @dataclass
 class Tokenizer:
     """One language's SentencePiece model."""

@@ -41,6 +41,8 @@ from .tokenizer import (
     characters_it_cannot_write,
     extend_sentencepiece,
     lexicon_words_cut_finely,
+    pieces_across_words,
+    retire_pieces,
     train_sentencepiece,
     words_cut_finely,
 )
@@ -353,6 +355,13 @@ def parse_args(argv=None):
         "▁So f t m a x); a capitalised piece starts as its lower-case word was read",
     )
     p.add_argument(
+        "--retire-cross-word-pieces",
+        action="store_true",
+        help="with --init-from and a Chinese target: mark unused every target piece of two or more Chinese characters "
+        "that is no word of the corpus's dictionary, names or terms (在医院, 有两, 只猫), so the training targets are "
+        "cut at word boundaries; ids and weights stay, decoding still reads the retired pieces",
+    )
+    p.add_argument(
         "--extend-names",
         action="store_true",
         help="with --init-from: append a source piece for every English word of the name pairs (given names, "
@@ -543,6 +552,8 @@ def main(argv=None):
     terms = splits.terms + (sentence_initial(splits.terms) if args.capitalised_terms else [])
     initial = load_checkpoint(args.init_from) if args.init_from else None
     extending = bool(args.extend_vocab or args.extend_characters or args.extend_terms or args.extend_names)
+    if args.retire_cross_word_pieces and (not initial or args.new_tokenizers or tgt_lang != "zh"):
+        sys.exit("--retire-cross-word-pieces retires pieces of --init-from's Chinese target tokenizer")
     if extending and (not initial or args.new_tokenizers):
         sys.exit("--extend-vocab/-characters/-terms/-names extend the tokenizers of --init-from (not --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
@@ -570,6 +581,9 @@ def main(argv=None):
                 )
             if words:
                 model_bytes = extend_sentencepiece(model_bytes, words, word_start=not chinese_target)
+            if args.retire_cross_word_pieces and chinese_target:
+                dictionary = {zh for _, zh in splits.lexicon + splits.names + splits.terms}
+                model_bytes = retire_pieces(model_bytes, pieces_across_words(tok.processor, dictionary))
             (run.dir / name).write_bytes(model_bytes)
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.
     if rank == 0 and args.joint_vocab and not (run.source_spm.exists() and run.target_spm.exists()):
