@@ -658,3 +658,28 @@ def test_repeat_unlikelihood_penalises_writing_the_last_piece_again_only_where_t
     lower = probs.clone()
     lower[0, 1, 4] = lower[0, 3, 5] = 0.1
     assert train.repeat_unlikelihood(torch.log(lower / lower.sum(-1, keepdim=True)), tgt_in, tgt_out).item() < expected
+
+
+def test_retired_cross_word_pieces_are_no_longer_chosen_but_keep_their_ids_and_still_decode():
+    """--retire-cross-word-pieces: the shipped Chinese tokenizer has pieces that join words (在医院 "at hospital",
+    有两 "has two", 只猫 classifier + "cat"); retired, the same sentences are cut at word boundaries, every piece
+    keeps its id (the model's rows stay valid), dictionary words stay whole, and decoding an old piece still
+    writes its text."""
+    from model.tokenizer import Tokenizer, pieces_across_words, retire_pieces
+
+    model_bytes = (ROOT / "checkpoints" / "en-zh" / "target.model").read_bytes()
+    old = Tokenizer.from_bytes(model_bytes)
+    assert old.processor.EncodeAsPieces("安娜在医院工作。") == ["安", "娜", "在医院", "工作", "。"]
+    dictionary = {"医院", "工作", "邻居", "两只"}
+    across = pieces_across_words(old.processor, dictionary)
+    assert {"在医院", "有两", "只猫"} <= set(across)
+    assert not {"医院", "工作", "邻居", "两只", "安", "。"} & set(across)
+
+    new = Tokenizer.from_bytes(retire_pieces(model_bytes, across))
+    assert new.vocab_size == old.vocab_size
+    assert all(new.piece(i) == old.piece(i) for i in range(old.vocab_size))
+    assert new.processor.EncodeAsPieces("安娜在医院工作。") == ["安", "娜", "在", "医院", "工作", "。"]
+    assert new.processor.EncodeAsPieces("我的邻居有两只猫。")[2:] == ["邻居", "有", "两只", "猫", "。"]
+    for text in ("安娜在医院工作。", "我的邻居有两只黑猫。", "汤姆在波士顿学习。"):
+        assert new.decode(new.encode(text)) == text
+    assert new.decode([old.processor.PieceToId("在医院"), old.processor.PieceToId("工作")]) == "在医院工作"
