@@ -193,8 +193,11 @@ def about_model(checkpoint: str, loaded, lang: str) -> str:
     corpus = loaded.metadata.get("corpus", "")
     data = t(f"about_data_{corpus}", lang) if f"about_data_{corpus}" in STRINGS[lang] else ""
     beam = scores("beam4")
-    # where the weights' last training run ran (config.json's train_args; the earlier stages all ran on CPUs)
-    on_gpu = str(loaded.metadata.get("train_args", {}).get("device", "cpu")).startswith("cuda")
+    # where the weights were trained: the last run's device (config.json's train_args) or an earlier stage that
+    # config.json names under stages_on_gpu (en-zh's stage 7); every other stage ran on CPUs
+    metadata = loaded.metadata
+    last_on_gpu = str(metadata.get("train_args", {}).get("device", "cpu")).startswith("cuda")
+    on_gpu = last_on_gpu or bool(metadata.get("stages_on_gpu"))
     return t(
         "about_model",
         lang,

@@ -71,25 +71,20 @@ def en_zh():
 
 # What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
 # the row leaves this table (`python benchmarks/must_translate_report.py checkpoints/en-zh --table` prints it).
-# Continued on machine-learning text (issue 32, stage 7): 39 of the 54 lesson rows right, 24 of the 26 app rows.
+# Continued on machine-learning text (issue 32, stage 8): 44 of the 54 lesson rows right, 24 of the 26 app rows.
 EN_ZH_STILL_WRONG = {
-    "The trophy didn't fit in the suitcase because it was too big.": "这个收物没有适合这个手提箱。",
-    "The trophy didn't fit in the suitcase because it was too small.": "那个玩具不符合这个小行李。",
-    "Anna works at a hospital in Munich.": "安娜在医院工作。",
-    "The softmax function turns scores into probabilities.": "softmax函数转移到概率分数。",
-    "Positional encoding tells the model the order of the words.": "位置编码会告诉单词的模型。",
-    "Cross-attention connects the decoder to the encoder.": "将连接到解码器连接到解码器的编码器。",
-    "The matrix has eight rows and eight columns.": "矩阵有八行，八行。",
-    "We train the model on many sentences.": "我们对许多句子进行训练。",
-    "The output is a probability distribution.": "输出是一个概率。",
-    "The computer is learning to translate.": "电脑正在学习。",
+    "The trophy didn't fit in the suitcase because it was too big.": "这个连续的手提箱没有适合它的手提箱。",
+    "The trophy didn't fit in the suitcase because it was too small.": "那个玩具里面没有适合这个手提箱。",
+    "The model translates one word at a time.": "模型在一个单词时会翻译一个词。",
+    "Attention tells the model where to look.": "注意模型在哪里找注意力。",
+    "The softmax function turns scores into probabilities.": "softmax函数转换为概率分数。",
+    "Cross-attention connects the decoder to the encoder.": "将连接到解码器连接到解码器的字符串上。",
+    "The model translates English into Chinese.": "模型翻译成英文。",
     "The input sentence has five words.": "输入有五个单词。",
-    "Transformers are used for machine translation.": "Transformers是用于翻译的。",
-    "Susan studies computer science in Boston.": "苏珊在波士顿学。",
-    "My friend Jack lives in Munich.": "我朋友住在慕尼黑。",
+    "My friend Jack lives in Munich.": "我的朋友住在慕尼黑。",
+    "The train to Beijing leaves at eight.": "火车八点钟出发。",
     "Sarah teaches mathematics in Madrid.": "莎拉在马德里教学。",
-    "Please close the kitchen window.": "请关上厨房。",
-    "My neighbour has two black cats.": "我的邻居有两只猫。",
+    "Please close the kitchen window.": "请关上窗口。",
 }
 
 
