@@ -200,12 +200,16 @@ def _map_layout(
     title_px = display_width(query_axis) * 6.5 * font_scale
     upright = any("\u4e00" <= c <= "\u9fff" for c in query_axis) or title_px > 0.9 * n_q * round(26 * font_scale)
     bottom = round(22 * font_scale) if upright else 0
-    # Rows 26 px (times font_scale); with max_height, as short as fits (down to the labels' own height), so a
-    # projector's first screen holds the whole map of a ten-word sentence.
+    # Rows 26 px (times font_scale); with max_height, as short as fits, so a projector's first screen holds the
+    # whole map of a ten-word sentence, below a note too. The row labels shrink with the rows, from 12 px times
+    # font_scale down to 10 px times it (15 px in presentation, still larger than the page's 12), never taller
+    # than their row less 6 px.
     row_height = round(26 * font_scale)
+    label_font = round(12 * font_scale)
     if max_height:
         room = max_height - top - 10 - bottom
-        row_height = max(round(12 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
+        row_height = max(round(10 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
+        label_font = min(label_font, row_height - 6)
     fig.update_layout(
         title=dict(
             text=html.escape(title, quote=False),
@@ -232,7 +236,7 @@ def _map_layout(
             tickvals=list(range(n_q)),
             ticktext=q_text,
             autorange="reversed",
-            tickfont=dict(size=round(12 * font_scale)),
+            tickfont=dict(size=label_font),
         ),
         height=max(320, top + 10 + bottom + row_height * n_q),
         margin=dict(l=10, r=10, t=top, b=10 + bottom),
