@@ -148,7 +148,8 @@ def omission_loss(
     tgt_out: torch.Tensor,
     deletable: list[bool],
     rng: random.Random,
-    args,
+    margin: float,
+    bf16: bool,
 ) -> torch.Tensor:
     """The omission contrast of one batch: its targets decoded again with a span left out (omit_a_span), on the
     batch's own encoder pass (only the decoder runs again), and omission_hinge between the two scores."""
@@ -158,10 +159,10 @@ def omission_loss(
     omitted = [(pairs[r][0], omit_a_span(pairs[r][1], deletable, rng)) for r in rows]
     _, neg_in, neg_out = (t.to(tgt_out.device) for t in collate(omitted))
     memory = EncoderOutput(encoded.memory[rows], encoded.src_mask[rows])
-    with torch.autocast(device_type=tgt_out.device.type, dtype=torch.bfloat16, enabled=args.bf16):
+    with torch.autocast(device_type=tgt_out.device.type, dtype=torch.bfloat16, enabled=bf16):
         negative = model.decode(neg_in, memory)
     full = sequence_log_probs(decoded.logits[rows], tgt_out[rows])
-    return omission_hinge(full, sequence_log_probs(negative.logits, neg_out), args.omission_margin)
+    return omission_hinge(full, sequence_log_probs(negative.logits, neg_out), margin)
 
 
 def repeat_unlikelihood(logits: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
@@ -749,7 +750,15 @@ def main(argv=None):
                 # Which spans are left out is drawn from the batch's own seed: a resumed run draws the same ones.
                 rng = random.Random(args.seed * 1_000_003 + epoch * 10_007 + b)
                 loss = loss + args.omission_weight * omission_loss(
-                    model, encoded, decoded, [data[i] for i in batch], tgt_out, deletable, rng, args
+                    model,
+                    encoded,
+                    decoded,
+                    [data[i] for i in batch],
+                    tgt_out,
+                    deletable,
+                    rng,
+                    args.omission_margin,
+                    args.bf16,
                 )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
