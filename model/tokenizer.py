@@ -100,6 +100,12 @@ def lexicon_words_cut_finely(
     return list(found)
 
 
+def is_han(char: str) -> bool:
+    """A Chinese character of the CJK Unified Ideographs block, where every character of the corpus's Chinese
+    words lies (punctuation such as 。 and ， does not)."""
+    return "\u4e00" <= char <= "\u9fff"
+
+
 def characters_it_cannot_write(texts, processor: "spm.SentencePieceProcessor", min_count: int) -> list[str]:
     """The Chinese characters of `texts` seen at least min_count times that the tokenizer has no piece for (it
     reads and writes them as <unk>), most frequent first: the everyday Chinese tokenizer cannot write 嵌 of 嵌入
@@ -107,7 +113,7 @@ def characters_it_cannot_write(texts, processor: "spm.SentencePieceProcessor", m
     counts: dict[str, int] = {}
     for text in texts:
         for char in text:
-            if "\u4e00" <= char <= "\u9fff" and processor.PieceToId(char) == processor.unk_id():
+            if is_han(char) and processor.PieceToId(char) == processor.unk_id():
                 counts[char] = counts.get(char, 0) + 1
     return sorted((c for c, n in counts.items() if n >= min_count), key=lambda c: (-counts[c], c))
 
@@ -143,7 +149,7 @@ def pieces_across_words(processor: "spm.SentencePieceProcessor", words: set[str]
     found = []
     for i in range(processor.GetPieceSize()):
         piece = processor.IdToPiece(i)
-        chinese = len(piece) > 1 and all("\u4e00" <= c <= "\u9fff" for c in piece)
+        chinese = len(piece) > 1 and all(is_han(c) for c in piece)
         if chinese and piece not in words:
             found.append(piece)
     return found
