@@ -106,6 +106,33 @@ def is_han(char: str) -> bool:
     return "\u4e00" <= char <= "\u9fff"
 
 
+def chinese_words_cut_finely(
+    texts, processor: "spm.SentencePieceProcessor", dictionary: set[str], min_count: int
+) -> list[str]:
+    """The words of `dictionary` (Chinese, two or more characters) seen at least min_count times in `texts` that
+    the tokenizer writes in two or more pieces, most frequent first. The everyday tokenizer learnt the words of
+    everyday Chinese, not those of the lesson: 模型 (model) is 模 型, 注意力 注意 力, 编码器 编 码 器, so a decoder
+    writes a term a character at a time, and can stop halfway (注意 for 注意力: "pay attention").
+
+    A word is counted where a segmentation of the text by the dictionary (longest word first, left to right)
+    finds it, not wherever its characters meet: 面的 ("minivan") is a dictionary word, but 上面的 ("the one
+    above") is 上面 + 的."""
+    longest = max((len(w) for w in dictionary), default=1)
+    counts: dict[str, int] = {}
+    for text in texts:
+        i = 0
+        while i < len(text):
+            for n in range(min(longest, len(text) - i), 1, -1):
+                if text[i : i + n] in dictionary:
+                    counts[text[i : i + n]] = counts.get(text[i : i + n], 0) + 1
+                    i += n
+                    break
+            else:
+                i += 1
+    frequent = sorted((w for w, n in counts.items() if n >= min_count), key=lambda w: (-counts[w], w))
+    return [w for w in frequent if all(is_han(c) for c in w) and len(processor.EncodeAsPieces(w)) >= 2]
+
+
 def characters_it_cannot_write(texts, processor: "spm.SentencePieceProcessor", min_count: int) -> list[str]:
     """The Chinese characters of `texts` seen at least min_count times that the tokenizer has no piece for (it
     reads and writes them as <unk>), most frequent first: the everyday Chinese tokenizer cannot write 嵌 of 嵌入

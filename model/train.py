@@ -39,6 +39,7 @@ from .tokenizer import (
     WORD_BOUNDARY,
     Tokenizer,
     characters_it_cannot_write,
+    chinese_words_cut_finely,
     extend_sentencepiece,
     lexicon_words_cut_finely,
     pieces_across_words,
@@ -363,6 +364,16 @@ def parse_args(argv=None):
         "cut at word boundaries; ids and weights stay, decoding still reads the retired pieces",
     )
     p.add_argument(
+        "--extend-chinese-words",
+        type=int,
+        default=0,
+        metavar="MIN_COUNT",
+        help="with --init-from and a Chinese target: append a target piece for every Chinese word of the corpus's "
+        "dictionary, names and terms seen at least MIN_COUNT times in the training targets that the target "
+        "tokenizer writes in two or more pieces (模型: 模 型; 注意力: 注意 力); a new row starts as the mean of its "
+        "pieces' rows",
+    )
+    p.add_argument(
         "--extend-names",
         action="store_true",
         help="with --init-from: append a source piece for every English word of the name pairs (given names, "
@@ -552,11 +563,17 @@ def main(argv=None):
 
     terms = splits.terms + (sentence_initial(splits.terms) if args.capitalised_terms else [])
     initial = load_checkpoint(args.init_from) if args.init_from else None
-    extending = bool(args.extend_vocab or args.extend_characters or args.extend_terms or args.extend_names)
+    extending = bool(
+        args.extend_vocab
+        or args.extend_characters
+        or args.extend_terms
+        or args.extend_names
+        or args.extend_chinese_words
+    )
     if args.retire_cross_word_pieces and (not initial or args.new_tokenizers or tgt_lang != "zh"):
         sys.exit("--retire-cross-word-pieces retires pieces of --init-from's Chinese target tokenizer")
     if extending and (not initial or args.new_tokenizers):
-        sys.exit("--extend-vocab/-characters/-terms/-names extend the tokenizers of --init-from (not --new-tokenizers)")
+        sys.exit("--extend-* options extend the tokenizers of --init-from (not --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
         sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
     if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):
@@ -580,10 +597,12 @@ def main(argv=None):
                 words += characters_it_cannot_write(
                     texts + [t for _, t in splits.names], tok.processor, args.extend_characters
                 )
+            dictionary = {zh for _, zh in splits.lexicon + splits.names + splits.terms}
+            if args.extend_chinese_words and chinese_target:
+                words += chinese_words_cut_finely(texts, tok.processor, dictionary, args.extend_chinese_words)
             if words:
                 model_bytes = extend_sentencepiece(model_bytes, words, word_start=not chinese_target)
             if args.retire_cross_word_pieces and chinese_target:
-                dictionary = {zh for _, zh in splits.lexicon + splits.names + splits.terms}
                 model_bytes = retire_pieces(model_bytes, pieces_across_words(tok.processor, dictionary))
             (run.dir / name).write_bytes(model_bytes)
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.

@@ -692,3 +692,26 @@ def test_retired_cross_word_pieces_are_no_longer_chosen_but_keep_their_ids_and_s
     for text in ("安娜在医院工作。", "我的邻居有两只黑猫。", "汤姆在波士顿学习。"):
         assert new.decode(new.encode(text)) == text
     assert new.decode([old.processor.PieceToId("在医院"), old.processor.PieceToId("工作")]) == "在医院工作"
+
+
+def test_chinese_words_the_tokenizer_cuts_into_characters_get_a_piece_each_and_keep_every_old_id():
+    """--extend-chinese-words: the shipped Chinese tokenizer writes 模型 (model) as 模 型 and 注意力 (attention) as
+    注意 力, so the decoder can stop halfway (注意: "pay attention"). Frequent dictionary words it cuts get a piece
+    of their own; a word is counted where the dictionary segments the text, not where its characters happen to
+    meet (面的 "minivan" inside 上面的), rare words and words already whole get none, and every old id stays."""
+    from model.tokenizer import Tokenizer, chinese_words_cut_finely, extend_sentencepiece
+
+    model_bytes = (ROOT / "checkpoints" / "en-zh" / "target.model").read_bytes()
+    old = Tokenizer.from_bytes(model_bytes)
+    assert old.processor.EncodeAsPieces("注意力告诉模型往哪里看。")[:4] == ["注意", "力", "告诉", "模"]
+    texts = ["注意力告诉模型往哪里看。", "模型很大。", "上面的模型有注意力。", "这个模型不大。", "编码器很好。"]
+    dictionary = {"模型", "注意力", "上面", "面的", "编码器", "告诉", "哪里"}
+    words = chinese_words_cut_finely(texts, old.processor, dictionary, min_count=2)
+    assert words == ["模型", "注意力"]  # 4 and 2 times; 面的 never (上面 comes first), 编码器 once, 告诉 is whole
+
+    new = Tokenizer.from_bytes(extend_sentencepiece(model_bytes, words, word_start=False))
+    assert new.vocab_size == old.vocab_size + 2
+    assert all(new.piece(i) == old.piece(i) for i in range(old.vocab_size))
+    pieces = new.processor.EncodeAsPieces("注意力告诉模型往哪里看。")
+    assert pieces == ["注意力", "告诉", "模型", "往", "哪里", "看", "。"]
+    assert new.decode(new.encode("上面的模型有注意力。")) == "上面的模型有注意力。"
