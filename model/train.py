@@ -36,6 +36,7 @@ from .tokenizer import (
     EOS_ID,
     EXTENSION_WORDS,
     PAD_ID,
+    UNK_ID,
     WORD_BOUNDARY,
     Tokenizer,
     characters_it_cannot_write,
@@ -94,6 +95,15 @@ def collate(pairs: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, tor
     tgt_in = [[BOS_ID] + t for _, t in pairs]
     tgt_out = [t + [EOS_ID] for _, t in pairs]
     return pad_batch(src), pad_batch(tgt_in), pad_batch(tgt_out)
+
+
+def drop_target_words(tgt_in: torch.Tensor, p: float, generator: torch.Generator) -> torch.Tensor:
+    """The decoder's input with each piece but <s> and padding replaced by <unk> with probability p (word
+    dropout on the target side, as in Sennrich et al. 2016's WMT systems). The targets it is scored on stay
+    whole; only what the decoder may lean on is thinned."""
+    drop = torch.rand(tgt_in.shape, generator=generator) < p
+    drop &= (tgt_in != PAD_ID) & (tgt_in != BOS_ID)
+    return tgt_in.masked_fill(drop, UNK_ID)
 
 
 def loss_fn(logits: torch.Tensor, target: torch.Tensor, label_smoothing: float) -> torch.Tensor:
@@ -452,6 +462,15 @@ def parse_args(argv=None):
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--norm-first", action="store_true", help="pre-norm residuals instead of the paper's post-norm")
     p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument(
+        "--target-word-dropout",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="replace each piece of the decoder's input (not <s>) by <unk> with probability P while training, so "
+        "the next piece must often be read from the source rather than guessed from the Chinese so far (a "
+        "decoder that leans on its own prefix drops what the source says: 我的朋友 -> 住在, Jack left out)",
+    )
     p.add_argument("--warmup", type=int, default=1000)
     p.add_argument("--lr-factor", type=float, default=1.0)
     p.add_argument("--clip", type=float, default=1.0)
@@ -759,7 +778,12 @@ def main(argv=None):
             total=len(batches),
         )
         for b, batch in enumerate(batches[done:], start=done):
-            src, tgt_in, tgt_out = (t.to(device) for t in collate([data[i] for i in batch]))
+            src, tgt_in, tgt_out = collate([data[i] for i in batch])
+            if args.target_word_dropout:
+                # drawn from the batch's own seed, so a resumed run drops the same pieces
+                generator = torch.Generator().manual_seed(args.seed * 1_000_003 + epoch * 10_007 + b)
+                tgt_in = drop_target_words(tgt_in, args.target_word_dropout, generator)
+            src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)
             with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=args.bf16):
                 encoded, decoded = trainable(src, tgt_in)
             loss = cross_entropy = loss_fn(decoded.logits.float(), tgt_out, args.label_smoothing)

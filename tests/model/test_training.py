@@ -715,3 +715,20 @@ def test_chinese_words_the_tokenizer_cuts_into_characters_get_a_piece_each_and_k
     pieces = new.processor.EncodeAsPieces("注意力告诉模型往哪里看。")
     assert pieces == ["注意力", "告诉", "模型", "往", "哪里", "看", "。"]
     assert new.decode(new.encode("上面的模型有注意力。")) == "上面的模型有注意力。"
+
+
+def test_target_word_dropout_thins_only_the_decoder_input_and_keeps_start_and_padding():
+    """--target-word-dropout P: about P of the decoder's input pieces become <unk>, never <s> or padding, and
+    the same seed drops the same pieces (a resumed run repeats its batches exactly)."""
+    from model.tokenizer import BOS_ID, PAD_ID, UNK_ID
+    from model.train import drop_target_words
+
+    tgt_in = torch.tensor([[BOS_ID] + list(range(10, 210)) + [PAD_ID] * 50 for _ in range(20)])
+    thinned = drop_target_words(tgt_in, 0.2, torch.Generator().manual_seed(7))
+    assert (thinned[:, 0] == BOS_ID).all() and (thinned[:, 201:] == PAD_ID).all()
+    changed = thinned != tgt_in
+    assert (thinned[changed] == UNK_ID).all()
+    assert 0.17 < changed[:, 1:201].float().mean() < 0.23
+    again = drop_target_words(tgt_in, 0.2, torch.Generator().manual_seed(7))
+    assert torch.equal(thinned, again)
+    assert torch.equal(drop_target_words(tgt_in, 0.0, torch.Generator().manual_seed(7)), tgt_in)
