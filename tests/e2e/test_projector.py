@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 import urllib.parse
 
 import pytest
@@ -251,11 +252,20 @@ def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server,
         page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}&view={LESSON_KEYS[0]}", wait_until="domcontentloaded")
         page.get_by_role("tab", name=t(LESSON_KEYS[0], lang), exact=True).wait_for(timeout=120_000)
         wait_until_idle(page)
-        main = page.locator("[data-testid='stMain']").bounding_box()
-        for key in LESSON_KEYS:
-            tab = page.get_by_role("tab", name=t(key, lang), exact=True)
-            box = tab.bounding_box()
-            assert box and main["x"] <= box["x"] and box["x"] + box["width"] <= main["x"] + main["width"], (width, key)
+
+        def outside() -> list[str]:
+            main = page.locator("[data-testid='stMain']").bounding_box()
+            boxes = {key: page.get_by_role("tab", name=t(key, lang), exact=True).bounding_box() for key in LESSON_KEYS}
+            return [
+                k for k, b in boxes.items() if not (b and main["x"] <= b["x"] <= main["x"] + main["width"] - b["width"])
+            ]
+
+        # The tab bar takes its final layout once the page's styles apply, which on a loaded machine (the CI run
+        # with a training beside it) can come after the page is idle: what counts is the layout a class then sees.
+        deadline = time.time() + 30
+        while outside() and time.time() < deadline:
+            page.wait_for_timeout(500)
+        assert not outside(), (width, outside())
         page.get_by_role("tab", name=t(LESSON_KEYS[-1], lang), exact=True).click()
         wait_until_idle(page)
         assert (
