@@ -778,20 +778,23 @@ def main(argv=None):
             total=len(batches),
         )
         for b, batch in enumerate(batches[done:], start=done):
+            # What is drawn for a batch (pieces dropped, spans left out) comes from its own seed: a resumed run
+            # draws the same.
+            batch_seed = args.seed * 1_000_003 + epoch * 10_007 + b
             src, tgt_in, tgt_out = collate([data[i] for i in batch])
+            # what the decoder reads; tgt_in stays whole (repeat_unlikelihood asks what the previous piece was)
+            decoder_in = tgt_in
             if args.target_word_dropout:
-                # drawn from the batch's own seed, so a resumed run drops the same pieces
-                generator = torch.Generator().manual_seed(args.seed * 1_000_003 + epoch * 10_007 + b)
-                tgt_in = drop_target_words(tgt_in, args.target_word_dropout, generator)
-            src, tgt_in, tgt_out = src.to(device), tgt_in.to(device), tgt_out.to(device)
+                generator = torch.Generator().manual_seed(batch_seed)
+                decoder_in = drop_target_words(tgt_in, args.target_word_dropout, generator)
+            src, tgt_in, tgt_out, decoder_in = (t.to(device) for t in (src, tgt_in, tgt_out, decoder_in))
             with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=args.bf16):
-                encoded, decoded = trainable(src, tgt_in)
+                encoded, decoded = trainable(src, decoder_in)
             loss = cross_entropy = loss_fn(decoded.logits.float(), tgt_out, args.label_smoothing)
             if args.repeat_unlikelihood:
                 loss = loss + args.repeat_unlikelihood * repeat_unlikelihood(decoded.logits, tgt_in, tgt_out)
             if args.omission_margin:
-                # Which spans are left out is drawn from the batch's own seed: a resumed run draws the same ones.
-                rng = random.Random(args.seed * 1_000_003 + epoch * 10_007 + b)
+                rng = random.Random(batch_seed)
                 loss = loss + args.omission_weight * omission_loss(
                     model,
                     encoded,
