@@ -154,8 +154,9 @@ def omission_hinge(full: torch.Tensor, omitted: torch.Tensor, margin: float) -> 
 def omission_loss(
     model: Transformer,
     encoded: EncoderOutput,
-    decoded: DecoderOutput,
+    decoded: DecoderOutput | None,
     pairs: list[tuple[list[int], list[int]]],
+    tgt_in: torch.Tensor,
     tgt_out: torch.Tensor,
     deletable: list[bool],
     rng: random.Random,
@@ -163,7 +164,11 @@ def omission_loss(
     bf16: bool,
 ) -> torch.Tensor:
     """The omission contrast of one batch: its targets decoded again with a span left out (omit_a_span), on the
-    batch's own encoder pass (only the decoder runs again), and omission_hinge between the two scores."""
+    batch's own encoder pass (only the decoder runs again), and omission_hinge between the two scores.
+
+    `decoded` is the batch's decoder pass when it read the whole targets; None when it read them thinned
+    (--target-word-dropout): the whole targets are then decoded again here, since a score with pieces hidden
+    from the decoder is lower for that alone, and the hinge would push on every sentence."""
     rows = [r for r, (_, target) in enumerate(pairs) if any(deletable[piece] for piece in target)]
     if not rows:
         return tgt_out.new_zeros((), dtype=torch.float32)
@@ -172,7 +177,8 @@ def omission_loss(
     memory = EncoderOutput(encoded.memory[rows], encoded.src_mask[rows])
     with torch.autocast(device_type=tgt_out.device.type, dtype=torch.bfloat16, enabled=bf16):
         negative = model.decode(neg_in, memory)
-    full = sequence_log_probs(decoded.logits[rows], tgt_out[rows])
+        full_logits = model.decode(tgt_in[rows], memory).logits if decoded is None else decoded.logits[rows]
+    full = sequence_log_probs(full_logits, tgt_out[rows])
     return omission_hinge(full, sequence_log_probs(negative.logits, neg_out), margin)
 
 
@@ -798,8 +804,9 @@ def main(argv=None):
                 loss = loss + args.omission_weight * omission_loss(
                     model,
                     encoded,
-                    decoded,
+                    None if args.target_word_dropout else decoded,  # the contrast compares whole targets only
                     [data[i] for i in batch],
+                    tgt_in,
                     tgt_out,
                     deletable,
                     rng,

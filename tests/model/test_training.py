@@ -618,6 +618,31 @@ def test_the_omission_hinge_pushes_only_where_the_whole_translation_does_not_lea
     assert train.sequence_log_probs(logits, torch.tensor([[1, 2]])).item() == pytest.approx(math.log(0.5 * 0.7))
 
 
+def test_with_word_dropout_the_omission_contrast_still_compares_whole_targets(tiny_tokenizers):
+    """--target-word-dropout thins what the decoder reads; the omission contrast must score the whole target
+    against the one missing a word, both read whole, or the hidden pieces alone open a gap it pushes on."""
+    source, target = tiny_tokenizers
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(source, target)).eval()
+    pairs = [(source.encode(en), target.encode(zh)) for en, zh in TINY_PAIRS[:6]]
+    src, tgt_in, tgt_out = train.collate(pairs)
+    deletable = train.word_pieces(target)
+    thinned = train.drop_target_words(tgt_in, 0.5, torch.Generator().manual_seed(0))
+    assert not torch.equal(thinned, tgt_in)
+
+    def contrast(decoder_in, passed):
+        encoded, decoded = model(src, decoder_in)
+        decoded = decoded if passed else None
+        return train.omission_loss(
+            model, encoded, decoded, pairs, tgt_in, tgt_out, deletable, random.Random(3), 1000.0, False
+        ).item()
+
+    with torch.no_grad():
+        whole = contrast(tgt_in, True)
+        assert contrast(thinned, False) == pytest.approx(whole, abs=1e-4)  # decoded again, whole
+        assert abs(contrast(thinned, True) - whole) > 0.1  # what the thinned pass would have compared instead
+
+
 @pytest.mark.slow
 def test_training_with_the_omission_contrast_makes_translations_missing_a_word_less_likely(tiny_corpus_dir, tmp_path):
     """The property the contrast exists for: after the same training, a model trained with it prefers each whole
