@@ -71,20 +71,18 @@ def en_zh():
 
 # What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
 # the row leaves this table (`python benchmarks/must_translate_report.py checkpoints/en-zh --table` prints it).
-# Continued on machine-learning text (issue 32, stage 8): 44 of the 54 lesson rows right, 24 of the 26 app rows.
+# Continued on machine-learning text (issue 32, stage 9): 46 of the 54 lesson rows right, 24 of the 26 app rows.
 EN_ZH_STILL_WRONG = {
-    "The trophy didn't fit in the suitcase because it was too big.": "这个连续的手提箱没有适合它的手提箱。",
-    "The trophy didn't fit in the suitcase because it was too small.": "那个玩具里面没有适合这个手提箱。",
-    "The model translates one word at a time.": "模型在一个单词时会翻译一个词。",
-    "Attention tells the model where to look.": "注意模型在哪里找注意力。",
-    "The softmax function turns scores into probabilities.": "softmax函数转换为概率分数。",
-    "Cross-attention connects the decoder to the encoder.": "将连接到解码器连接到解码器的字符串上。",
+    "The trophy didn't fit in the suitcase because it was too big.": "因为它的手提箱没有拟合，所以它太大。",
+    "The trophy didn't fit in the suitcase because it was too small.": "因为它的手提箱里没有拟合它太小。",
+    "The softmax function turns scores into probabilities.": "softmax函数将概率分为概率。",
+    "Cross-attention connects the decoder to the encoder.": "连接到解码器的表示。",
     "The model translates English into Chinese.": "模型翻译成英文。",
+    "The matrix has eight rows and eight columns.": "矩阵矩阵有八行。",
     "The input sentence has five words.": "输入有五个单词。",
-    "My friend Jack lives in Munich.": "我的朋友住在慕尼黑。",
-    "The train to Beijing leaves at eight.": "火车八点钟出发。",
-    "Sarah teaches mathematics in Madrid.": "莎拉在马德里教学。",
-    "Please close the kitchen window.": "请关上窗口。",
+    "Susan studies computer science in Boston.": "苏珊科学上的计算机。",
+    "My friend Jack lives in Munich.": "我朋友住在慕尼黑。",
+    "Please close the kitchen window.": "请关上窗户。",
 }
 
 

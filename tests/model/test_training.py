@@ -685,6 +685,20 @@ def test_repeat_unlikelihood_penalises_writing_the_last_piece_again_only_where_t
     assert train.repeat_unlikelihood(torch.log(lower / lower.sum(-1, keepdim=True)), tgt_in, tgt_out).item() < expected
 
 
+# Stage 9 appended 1,336 whole Chinese words to the shipped target tokenizer (--extend-chinese-words), after its
+# 8,130 earlier pieces; cut back to those, it is stage 8's tokenizer byte for byte.
+STAGE8_TARGET_PIECES = 8130
+
+
+def shipped_target_proto_before_stage9():
+    from sentencepiece import sentencepiece_model_pb2
+
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString((ROOT / "checkpoints" / "en-zh" / "target.model").read_bytes())
+    del proto.pieces[STAGE8_TARGET_PIECES:]
+    return proto
+
+
 def test_retired_cross_word_pieces_are_no_longer_chosen_but_keep_their_ids_and_still_decode():
     """--retire-cross-word-pieces: the shipped Chinese tokenizer has pieces that join words (在医院 "at hospital",
     有两 "has two", 只猫 classifier + "cat"); retired, the same sentences are cut at word boundaries, every piece
@@ -695,8 +709,7 @@ def test_retired_cross_word_pieces_are_no_longer_chosen_but_keep_their_ids_and_s
     from model.tokenizer import Tokenizer, pieces_across_words, retire_pieces
 
     # the shipped tokenizer as it was before stage 8 retired its joined pieces: every piece in use again
-    proto = sentencepiece_model_pb2.ModelProto()
-    proto.ParseFromString((ROOT / "checkpoints" / "en-zh" / "target.model").read_bytes())
+    proto = shipped_target_proto_before_stage9()
     piece_type = sentencepiece_model_pb2.ModelProto.SentencePiece
     for piece in proto.pieces:
         if piece.type == piece_type.UNUSED:
@@ -720,13 +733,14 @@ def test_retired_cross_word_pieces_are_no_longer_chosen_but_keep_their_ids_and_s
 
 
 def test_chinese_words_the_tokenizer_cuts_into_characters_get_a_piece_each_and_keep_every_old_id():
-    """--extend-chinese-words: the shipped Chinese tokenizer writes 模型 (model) as 模 型 and 注意力 (attention) as
-    注意 力, so the decoder can stop halfway (注意: "pay attention"). Frequent dictionary words it cuts get a piece
-    of their own; a word is counted where the dictionary segments the text, not where its characters happen to
-    meet (面的 "minivan" inside 上面的), rare words and words already whole get none, and every old id stays."""
+    """--extend-chinese-words: the shipped Chinese tokenizer of stage 8 wrote 模型 (model) as 模 型 and 注意力
+    (attention) as 注意 力, so the decoder could stop halfway (注意: "pay attention"). Frequent dictionary words it
+    cuts get a piece of their own; a word is counted where the dictionary segments the text, not where its
+    characters happen to meet (面的 "minivan" inside 上面的), rare words and words already whole get none, and every
+    old id stays."""
     from model.tokenizer import Tokenizer, chinese_words_cut_finely, extend_sentencepiece
 
-    model_bytes = (ROOT / "checkpoints" / "en-zh" / "target.model").read_bytes()
+    model_bytes = shipped_target_proto_before_stage9().SerializeToString()  # as it was before this option ran
     old = Tokenizer.from_bytes(model_bytes)
     assert old.processor.EncodeAsPieces("注意力告诉模型往哪里看。")[:4] == ["注意", "力", "告诉", "模"]
     texts = ["注意力告诉模型往哪里看。", "模型很大。", "上面的模型有注意力。", "这个模型不大。", "编码器很好。"]
@@ -740,6 +754,10 @@ def test_chinese_words_the_tokenizer_cuts_into_characters_get_a_piece_each_and_k
     pieces = new.processor.EncodeAsPieces("注意力告诉模型往哪里看。")
     assert pieces == ["注意力", "告诉", "模型", "往", "哪里", "看", "。"]
     assert new.decode(new.encode("上面的模型有注意力。")) == "上面的模型有注意力。"
+    # the shipped tokenizer (stage 9, these pieces appended) writes the lesson's words whole
+    shipped = Tokenizer.load(ROOT / "checkpoints" / "en-zh" / "target.model")
+    assert shipped.processor.EncodeAsPieces("注意力告诉模型往哪里看。")[:3] == ["注意力", "告诉", "模型"]
+    assert shipped.processor.EncodeAsPieces("编码器")[-1] == "编码器"
 
 
 def test_target_word_dropout_thins_only_the_decoder_input_and_keeps_start_and_padding():
