@@ -539,8 +539,13 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
         )
         assert counts in about, lang
         # beside the greedy scores, those of the sidebar's beam search (width 4), as eval.json has them
-        everyday = json.loads((ROOT / "checkpoints" / "en-zh" / "eval.json").read_text())["everyday"]
+        scores = json.loads((ROOT / "checkpoints" / "en-zh" / "eval.json").read_text())
+        everyday = scores["everyday"]
         assert f"{everyday['beam4']['bleu']:.1f} / chrF {everyday['beam4']['chrf']:.1f}" in about, lang
+        # the machine-learning text it was trained on has its own held-out score, beside the everyday ones
+        ml_test = scores["ml_test"]["greedy"]
+        assert f"BLEU {ml_test['bleu']:.1f} / chrF {ml_test['chrf']:.1f}" in about, lang
+        assert ("machine-learning test pages" if lang == "en" else "机器学习测试页面") in about, lang
         assert ("beam search of width 4" if lang == "en" else "束宽为 4 的束搜索") in about, lang
         if lang == "zh":  # Chinese punctuation: a Chinese semicolon between clauses, no space after a full stop
             what = next(c.value for c in at.caption if "这是什么模型" in c.value)
