@@ -202,13 +202,13 @@ def _map_layout(
     bottom = round(22 * font_scale) if upright else 0
     # Rows 26 px (times font_scale); with max_height, as short as fits, so a projector's first screen holds the
     # whole map of a ten-word sentence, below a note too. The row labels shrink with the rows, from 12 px times
-    # font_scale down to 10 px times it (15 px in presentation, still larger than the page's 12), never taller
-    # than their row less 6 px.
+    # font_scale down to 8 px times it (12 px in presentation, the page's own size), never taller than their row
+    # less 6 px: eleven rows under the unsure note (a ten-word sentence written in ten Chinese words) need it.
     row_height = round(26 * font_scale)
     label_font = round(12 * font_scale)
     if max_height:
         room = max_height - top - 10 - bottom
-        row_height = max(round(10 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
+        row_height = max(round(8 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
         label_font = min(label_font, row_height - 6)
     fig.update_layout(
         title=dict(
