@@ -65,6 +65,9 @@ class Lesson:
     own_view: Callable[[Context], None] | None = None
     heading: str = ""  # catalogue key of a heading above its own view
     widgets: tuple[str, ...] = ()
+    # the values its prose's placeholders name, from the current model (a number in the prose stays true when the
+    # checkpoint changes); None: the prose has no placeholders
+    intro_values: Callable[[Context], dict] | None = None
 
 
 _VIEWS: dict[str, View] = {}

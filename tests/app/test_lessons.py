@@ -219,3 +219,18 @@ def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_ru
     at.select_slider(key="toy_snapshot").set_value(0).run()
     assert "step 0:" in figures(at)["toy-map"]["layout"]["title"]["text"]
     assert any("At step 0 nothing has been learnt" in c.value for c in at.caption)
+
+
+@shipped
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_attention_is_learned_compares_the_toy_size_with_the_model_being_explored(monkeypatch, lang):
+    """The lesson's prose sets the toy's 44,000 weights against the translation model's own count, read from the
+    checkpoint chosen (it said "15 million" while the shipped en-zh model had 16.5 and the en-de 13.1)."""
+    at = run_shipped(monkeypatch, lang=lang)
+    for name in ("en-zh", "en-de"):
+        at.selectbox(key="checkpoint").select(name).run()
+        open_lesson(at, "lesson_learned")
+        weights = sum(p.numel() for p in load_checkpoint(SHIPPED.parent / name).model.parameters())
+        size = f"{weights / 1e6:.1f} million" if lang == "en" else f"{int(round(weights / 1e4, -1)):,} 万"
+        intro = next(m.value for m in at.markdown if m.value.startswith("**"))
+        assert "44,000" in intro and size in intro, (name, intro)

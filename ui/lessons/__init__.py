@@ -11,6 +11,7 @@ from ui.common import Context
 from ui.lessons.explanation import show_explanation
 from ui.lessons.ffn import show_ffn
 from ui.lessons.learned import WIDGETS as LEARNED_WIDGETS
+from ui.lessons.learned import intro_values as learned_intro_values
 from ui.lessons.learned import show_learned
 from ui.lessons.no_attention import show_no_attention
 from ui.lessons.output_layer import show_output_layer
@@ -27,7 +28,7 @@ def open_in_explorer(view: str) -> None:
 
 def show_lesson(lesson: Lesson, ctx: Context) -> None:
     """What the lesson argues, then the proof on the current sentence, then the way to the explorer."""
-    st.markdown(t(f"{lesson.key}_intro", ctx.lang))
+    st.markdown(t(f"{lesson.key}_intro", ctx.lang, **(lesson.intro_values(ctx) if lesson.intro_values else {})))
     if lesson.shows_view:
         views()[lesson.explorer_view].draw(ctx)
     if lesson.own_view is not None:
@@ -69,4 +70,6 @@ register(Lesson("lesson_ffn", None, own_view=show_ffn))
 register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention))
 register(Lesson("lesson_output", "tab_decoding", own_view=show_output_layer, widgets=("output_step",)))
 register(Lesson("lesson_explanation", "tab_cross", own_view=show_explanation, widgets=("explain_step", "explain_ig")))
-register(Lesson("lesson_learned", None, own_view=show_learned, widgets=LEARNED_WIDGETS))
+register(
+    Lesson("lesson_learned", None, own_view=show_learned, widgets=LEARNED_WIDGETS, intro_values=learned_intro_values)
+)

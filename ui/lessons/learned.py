@@ -3,16 +3,18 @@ is known, and watches its loss, its accuracy and one sentence's cross-attention 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
 import streamlit as st
 
 from model import toy
+from model.transformer import count_parameters
 from ui import widgets
 from ui.cache import failed
 from ui.common import Context, chart
-from ui.models import toy_run, toy_runs
+from ui.models import parameter_count, toy_run, toy_runs
 from ui.words import sentences, t
 from viz.toy import learning_curves, snapshot_map
 
@@ -101,6 +103,20 @@ def curves(run: toy.ToyRun, name: str) -> dict:
         exact_match=[s.exact_match for s in snapshots],
         aer=[s.aer for s in snapshots],
     )
+
+
+@functools.cache
+def toy_parameter_count() -> int:
+    """The default toy model's number of weights (about 44,000), counted once."""
+    return count_parameters(toy.build_model(toy.ToySettings()))
+
+
+def intro_values(ctx: Context) -> dict:
+    """The intro's sizes: the toy model's weights (to the thousand) against the chosen checkpoint's, in millions
+    (English) or in 万, ten thousands (Chinese: 16,529,914 is 1,650 万)."""
+    full = parameter_count(ctx.checkpoint)
+    size = f"{full / 1e6:.1f} million" if ctx.lang == "en" else f"{int(round(full / 1e4, -1)):,} 万"
+    return {"toy_parameters": round(toy_parameter_count(), -3), "model_size": size}
 
 
 def show_learned(ctx: Context) -> None:
