@@ -67,7 +67,10 @@ def show_explanation(ctx: Context) -> None:
     names = [t("explain_occlusion", lang)] + [
         method_label(m, layer if m in LAYER_METHODS else 0, lang) for m in methods
     ]
-    names = [f"{name} (max {np.nanmax(np.abs(row)):.3g})" for name, row in zip(names, rows)]
+    # each row is scaled to its own largest |value|, which its label gives
+    names = [
+        t("explain_row_max", lang, name=name, value=f"{np.nanmax(np.abs(row)):.3g}") for name, row in zip(names, rows)
+    ]
     chart(
         method_comparison(
             np.array(rows),
