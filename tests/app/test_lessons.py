@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import decode
 from model.checkpoint import load_checkpoint
+from model.transformer import count_parameters
 from ui.models import toy_runs
 from ui.views import lessons
 
@@ -230,7 +231,7 @@ def test_attention_is_learned_compares_the_toy_size_with_the_model_being_explore
     for name in ("en-zh", "en-de"):
         at.selectbox(key="checkpoint").select(name).run()
         open_lesson(at, "lesson_learned")
-        weights = sum(p.numel() for p in load_checkpoint(SHIPPED.parent / name).model.parameters())
+        weights = count_parameters(load_checkpoint(SHIPPED.parent / name).model)
         size = f"{weights / 1e6:.1f} million" if lang == "en" else f"{int(round(weights / 1e4, -1)):,} 万"
         intro = next(m.value for m in at.markdown if m.value.startswith("**"))
         assert "44,000" in intro and size in intro, (name, intro)
