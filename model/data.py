@@ -146,14 +146,19 @@ def load_splits(
     mined_cities: bool = False,
     sentences_per_city: int = 0,
     short_ml_repeat: int = 0,
+    apposed_name_copies: int = 0,
+    language_copies: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
     is seen per epoch (tatoeba-extra-ml-en-zh). city_copies: copies of each everyday en-zh training pair with a
     CC-CEDICT city, the city replaced by another on both sides (tatoeba-extra-ml-en-zh); sentences_per_city: as many
     everyday sentences for each CC-CEDICT city, made so (tatoeba-extra-ml-en-zh); short_ml_repeat: extra times
-    each machine-learning training pair of at most SHORT_ML_WORDS English words is seen (tatoeba-extra-ml-en-zh).
-    mined_cities: the city
+    each machine-learning training pair of at most SHORT_ML_WORDS English words is seen (tatoeba-extra-ml-en-zh);
+    apposed_name_copies: copies of each everyday en-zh pair with "my friend", "his brother" … with a given name put
+    after the relation on both sides (apposed_names; tatoeba-extra-ml-en-zh); language_copies: copies of each
+    everyday en-zh pair with a language name, each replaced by another on both sides (substitute_languages;
+    tatoeba-extra-ml-en-zh). mined_cities: the city
     copies of tatoeba-extra-en-de also use the German names its own sentence pairs give the places CLDR does not
     list (mined_city_names: Beijing -> Peking)."""
     if corpus not in CORPORA:
@@ -171,6 +176,8 @@ def load_splits(
             city_copies,
             sentences_per_city,
             short_ml_repeat,
+            apposed_name_copies,
+            language_copies,
         )
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
@@ -500,6 +507,8 @@ def _ml_en_zh_splits(
     city_copies: int = 0,
     sentences_per_city: int = 0,
     short_ml_repeat: int = 0,
+    apposed_name_copies: int = 0,
+    language_copies: int = 0,
 ) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
@@ -525,6 +534,11 @@ def _ml_en_zh_splits(
     # Everyday training pairs whose English is a held-out ML sentence leave too.
     everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
     copies = []
+    if apposed_name_copies:  # "my friend" -> "my friend Jack" (apposed_names)
+        given = read_names(extra / "cedict-names.tsv")
+        copies += apposed_names(training_pairs(everyday_train), given, apposed_name_copies)
+    if language_copies:  # "English into Japanese" -> "French into Chinese" (substitute_languages)
+        copies += substitute_languages(training_pairs(everyday_train), language_copies)
     # read_names: the one-word English places with a Chinese name of two or more characters
     cities = read_names(extra / "cedict-places.tsv") if city_copies or sentences_per_city else {}
     everyday_pairs = training_pairs(everyday_train) if cities else []
@@ -579,6 +593,110 @@ def sentences_for_every_name(
         usable = [h for h in holding if h[2] != name and name not in h[0] and names[name] not in h[1]]
         for en, zh, old in rng.sample(usable, min(per_name, len(usable))):
             out.append((re.sub(rf"\b{re.escape(old)}\b", name, en), zh.replace(names[old], names[name])))
+    return out
+
+
+# "my friend Jack": a relation word with its Chinese renderings. The everyday corpora hold 7 such appositions in
+# 69k pairs, and stage 9 wrote "My friend Jack lives in Munich." as 我朋友住在慕尼黑。 (Jack dropped; the right
+# translation 15 nats less likely than the omission).
+RELATIONS = {
+    "friend": ("朋友",),
+    "brother": ("哥哥", "弟弟", "兄弟"),
+    "sister": ("姐姐", "妹妹", "姐妹"),
+    "son": ("儿子",),
+    "daughter": ("女儿",),
+    "teacher": ("老师",),
+    "neighbour": ("邻居",),
+    "neighbor": ("邻居",),
+    "colleague": ("同事",),
+    "classmate": ("同学",),
+    "cousin": ("表哥", "表姐", "表弟", "表妹", "堂哥", "堂姐", "堂弟", "堂妹"),
+    "uncle": ("叔叔", "舅舅", "伯伯", "伯父"),
+    "aunt": ("阿姨", "姑姑", "姨妈", "舅妈", "婶婶"),
+    "wife": ("妻子", "老婆", "太太"),
+    "husband": ("丈夫", "老公"),
+    "boss": ("老板",),
+}
+_RELATION = re.compile(r"\b(?:[Mm]y|[Yy]our|[Hh]is|[Hh]er|[Oo]ur|[Tt]heir) (" + "|".join(RELATIONS) + r")\b(?!'|-)")
+
+
+def apposed_names(
+    pairs: list[tuple[str, str]], names: dict[str, str], copies: int, seed: int = 11
+) -> list[tuple[str, str]]:
+    """For every pair whose English has one "my/your/his/her/our/their RELATION" (friend, brother, teacher, …) and
+    whose Chinese has exactly one rendering of that relation (朋友; 哥哥 or 弟弟 …), `copies` new pairs with a given
+    name put after the relation on both sides: "My friend lives in Paris." 我的朋友住在巴黎。 -> "My friend Jack
+    lives in Paris." 我的朋友杰克住在巴黎。 Names are drawn (seeded) from `names` (English -> Chinese), never one
+    the pair already holds."""
+    rng = random.Random(seed)
+    pool = sorted(names)
+    out = []
+    for en, zh in pairs:
+        found = _RELATION.findall(en)
+        if len(found) != 1:
+            continue
+        in_chinese = [r for r in dict.fromkeys(RELATIONS[found[0]]) if r in zh]
+        if len(in_chinese) != 1 or zh.count(in_chinese[0]) != 1:
+            continue
+        match = _RELATION.search(en)
+        for _ in range(copies):
+            name = rng.choice(pool)
+            while name in en or names[name] in zh:
+                name = rng.choice(pool)
+            new_en = en[: match.end()] + " " + name + en[match.end() :]
+            out.append((new_en, zh.replace(in_chinese[0], in_chinese[0] + names[name])))
+    return out
+
+
+# Language names (English -> the Chinese "…语" and "…文" forms). "The model translates English into Chinese." came
+# out 模型翻译成英文。: the everyday corpora translate from one language into another in a dozen pairs, most of them
+# into Japanese or French.
+LANGUAGE_NAMES_ZH = {
+    "English": ("英语", "英文"),
+    "Chinese": ("汉语", "中文"),
+    "Japanese": ("日语", "日文"),
+    "French": ("法语", "法文"),
+    "German": ("德语", "德文"),
+    "Spanish": ("西班牙语", "西班牙文"),
+    "Russian": ("俄语", "俄文"),
+    "Italian": ("意大利语", "意大利文"),
+    "Korean": ("韩语", "韩文"),
+    "Arabic": ("阿拉伯语", "阿拉伯文"),
+    "Portuguese": ("葡萄牙语", "葡萄牙文"),
+}
+_LANGUAGE = re.compile(r"\b(" + "|".join(LANGUAGE_NAMES_ZH) + r")\b(?!-)")
+
+
+def substitute_languages(pairs: list[tuple[str, str]], copies: int, seed: int = 12) -> list[tuple[str, str]]:
+    """For every pair each of whose English language names (English, Chinese, French …; three at most) is there
+    once and has exactly one Chinese rendering in the target (英语 or 英文; "Japanese people" 日本人 is none),
+    `copies` new pairs with each replaced by another language on both sides, in the same form (英文 -> 日文, 汉语 ->
+    法语): "Can you translate English into Japanese?" 你可以把英文翻译成日语吗？ -> "Can you translate French into
+    Chinese?" 你可以把法文翻译成汉语吗？ Deterministic (seeded)."""
+    rng = random.Random(seed)
+    pool = sorted(LANGUAGE_NAMES_ZH)
+    out = []
+    for en, zh in pairs:
+        found = _LANGUAGE.findall(en)
+        if not found or len(set(found)) != len(found) or len(found) > 3:
+            continue
+        forms = {}
+        for name in found:
+            present = [(i, r) for i, r in enumerate(LANGUAGE_NAMES_ZH[name]) if r in zh]
+            if len(present) != 1 or zh.count(present[0][1]) != 1:
+                break
+            forms[name] = present[0]
+        else:
+            for _ in range(copies):
+                others = rng.sample([n for n in pool if n not in found], len(found))
+                new_en, new_zh = en, zh
+                for name, other in zip(found, others):
+                    new_en = re.sub(rf"\b{name}\b", other, new_en)
+                    form, rendering = forms[name]
+                    new_zh = new_zh.replace(rendering, "\0" + other + "\0")
+                for other, name in zip(others, found):
+                    new_zh = new_zh.replace("\0" + other + "\0", LANGUAGE_NAMES_ZH[other][forms[name][0]])
+                out.append((new_en, new_zh))
     return out
 
 

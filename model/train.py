@@ -423,6 +423,21 @@ def parse_args(argv=None):
         "it replaced by this one on both sides), so every city is in as many sentences (--city-copies: per pair)",
     )
     p.add_argument(
+        "--apposed-names",
+        type=int,
+        default=0,
+        metavar="COPIES",
+        help='tatoeba-extra-ml-en-zh: copies of each everyday pair with "my friend", "her brother" … with a '
+        "given name put after the relation on both sides (My friend Jack … 我的朋友杰克…; model.data.apposed_names)",
+    )
+    p.add_argument(
+        "--language-copies",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh: copies of each everyday pair with a language name (English, French …), each "
+        "replaced by another on both sides (English into Japanese 英文…日语 -> French into Chinese 法文…汉语)",
+    )
+    p.add_argument(
         "--mined-cities",
         action="store_true",
         help="tatoeba-extra-en-de: the city copies also use the German names the sentence pairs give places CLDR "
@@ -581,6 +596,8 @@ def main(argv=None):
         mined_cities=args.mined_cities,
         sentences_per_city=args.sentences_per_city,
         short_ml_repeat=args.short_ml_repeat,
+        apposed_name_copies=args.apposed_names,
+        language_copies=args.language_copies,
     )
     pairs = training_pairs(splits.train)
     if args.limit_train:

@@ -209,6 +209,54 @@ def test_every_city_gets_as_many_sentences_whatever_the_pairs_that_hold_one():
     assert not [zh for en, zh in copies if "波士顿" in zh and "Boston" not in en]
 
 
+def test_a_name_is_put_after_my_friend_on_both_sides():
+    """--apposed-names (issue 32): "my friend" gets a name after it in English and after 朋友 in Chinese, so the
+    model sees "My friend Jack" (7 such pairs in 69k everyday ones); a pair whose Chinese has no single rendering
+    of the relation, a possessive ("my friend's") or two relations is not used, and a name already in the pair is
+    never drawn."""
+    from model.data import apposed_names
+
+    names = {"Jack": "杰克", "Tom": "汤姆", "Mary": "玛丽"}
+    pairs = [
+        ("My friend lives in Paris.", "我的朋友住在巴黎。"),
+        ("Tom helped his brother.", "汤姆帮了他弟弟。"),
+        ("My friend's car is red.", "我朋友的车是红色的。"),  # a possessive: not used
+        ("My friend met my sister.", "我朋友见了我妹妹。"),  # two relations: not used
+        ("I miss my friend.", "我想念他。"),  # the relation not in the Chinese: not used
+        ("My brother and his brother are here.", "我哥哥和他哥哥在这里。"),  # two relations
+    ]
+    copies = apposed_names(pairs, names, copies=6)
+    assert len(copies) == 12
+    for en, zh in copies[:6]:
+        name = en.split()[2]
+        assert en == f"My friend {name} lives in Paris." and zh == f"我的朋友{names[name]}住在巴黎。"
+    for en, zh in copies[6:]:
+        name = en.split()[-1].rstrip(".")
+        assert name != "Tom" and zh == f"汤姆帮了他弟弟{names[name]}。"
+
+
+def test_language_names_are_replaced_on_both_sides_in_the_same_form():
+    """--language-copies (issue 32): "English into Japanese" becomes two other languages on both sides, each in the
+    form the Chinese used (英文 -> …文, 日语 -> …语); "Japanese people" (日本人, no rendering of the language) and a
+    language the Chinese writes twice are not used."""
+    from model.data import LANGUAGE_NAMES_ZH, substitute_languages
+
+    pairs = [
+        ("Can you translate English into Japanese?", "你可以把英文翻译成日语吗？"),
+        ("Japanese people are kind.", "日本人很友好。"),
+        ("English is English.", "英语就是英语。"),
+        ("Tom is here.", "汤姆在这里。"),
+    ]
+    copies = substitute_languages(pairs, copies=20)
+    assert len(copies) == 20
+    for en, zh in copies:
+        words = en.split()
+        first, second = words[3], words[5].rstrip("?")
+        assert {first, second}.isdisjoint({"English", "Japanese"}) and first != second
+        assert zh == f"你可以把{LANGUAGE_NAMES_ZH[first][1]}翻译成{LANGUAGE_NAMES_ZH[second][0]}吗？"
+    assert any("Chinese" in en for en, _ in copies)
+
+
 def test_a_place_the_german_side_renders_otherwise_is_mined_from_the_pairs_themselves():
     """--mined-cities (issue 33): Beijing, which CLDR's German city list lacks, is written Peking in most German
     sentences with it, so the city copies learn Beijing -> Peking; a name the German side copies, a person written
