@@ -692,8 +692,7 @@ def substitute_languages(pairs: list[tuple[str, str]], copies: int, seed: int = 
                 new_en, new_zh = en, zh
                 for name, other in zip(found, others):
                     new_en = re.sub(rf"\b{name}\b", other, new_en)
-                    form, rendering = forms[name]
-                    new_zh = new_zh.replace(rendering, "\0" + other + "\0")
+                    new_zh = new_zh.replace(forms[name][1], "\0" + other + "\0")
                 for other, name in zip(others, found):
                     new_zh = new_zh.replace("\0" + other + "\0", LANGUAGE_NAMES_ZH[other][forms[name][0]])
                 out.append((new_en, new_zh))

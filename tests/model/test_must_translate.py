@@ -144,8 +144,8 @@ def test_no_listed_sentence_is_in_the_en_zh_training_data():
 def test_no_listed_sentence_is_in_the_en_zh_machine_learning_corpus():
     """The corpus with machine-learning text (issue 32): no protected sentence in its training pairs, word pairs,
     names, places or terms; no held-out English sentence (everyday or machine-learning) trained on; and the
-    machine-learning validation and test sets are whole pages no training pair comes from. With the copies the
-    shipped model trained on: other cities, names put after "my friend", other languages."""
+    machine-learning validation and test sets are whole pages no training pair comes from. With every copy option
+    on: other cities (as the shipped model trained), names put after "my friend" and other languages (runs V, W)."""
     if not corpus_available("tatoeba-extra-ml-en-zh"):
         pytest.skip("shared corpora not beside the repo")
     from model.data import split_ml_pages
