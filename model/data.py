@@ -534,14 +534,15 @@ def _ml_en_zh_splits(
     # Everyday training pairs whose English is a held-out ML sentence leave too.
     everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
     copies = []
+    copying = apposed_name_copies or language_copies or city_copies or sentences_per_city
+    everyday_pairs = training_pairs(everyday_train) if copying else []
     if apposed_name_copies:  # "my friend" -> "my friend Jack" (apposed_names)
         given = read_names(extra / "cedict-names.tsv")
-        copies += apposed_names(training_pairs(everyday_train), given, apposed_name_copies)
+        copies += apposed_names(everyday_pairs, given, apposed_name_copies)
     if language_copies:  # "English into Japanese" -> "French into Chinese" (substitute_languages)
-        copies += substitute_languages(training_pairs(everyday_train), language_copies)
+        copies += substitute_languages(everyday_pairs, language_copies)
     # read_names: the one-word English places with a Chinese name of two or more characters
     cities = read_names(extra / "cedict-places.tsv") if city_copies or sentences_per_city else {}
-    everyday_pairs = training_pairs(everyday_train) if cities else []
     if city_copies:
         copies += substitute_names(everyday_pairs, cities, copies=city_copies, seed=9)
     if sentences_per_city:
@@ -632,13 +633,13 @@ def apposed_names(
     pool = sorted(names)
     out = []
     for en, zh in pairs:
-        found = _RELATION.findall(en)
+        found = list(_RELATION.finditer(en))
         if len(found) != 1:
             continue
-        in_chinese = [r for r in dict.fromkeys(RELATIONS[found[0]]) if r in zh]
+        match = found[0]
+        in_chinese = [r for r in RELATIONS[match.group(1)] if r in zh]
         if len(in_chinese) != 1 or zh.count(in_chinese[0]) != 1:
             continue
-        match = _RELATION.search(en)
         for _ in range(copies):
             name = rng.choice(pool)
             while name in en or names[name] in zh:
@@ -680,22 +681,20 @@ def substitute_languages(pairs: list[tuple[str, str]], copies: int, seed: int = 
         found = _LANGUAGE.findall(en)
         if not found or len(set(found)) != len(found) or len(found) > 3:
             continue
-        forms = {}
-        for name in found:
-            present = [(i, r) for i, r in enumerate(LANGUAGE_NAMES_ZH[name]) if r in zh]
-            if len(present) != 1 or zh.count(present[0][1]) != 1:
-                break
-            forms[name] = present[0]
-        else:
-            for _ in range(copies):
-                others = rng.sample([n for n in pool if n not in found], len(found))
-                new_en, new_zh = en, zh
-                for name, other in zip(found, others):
-                    new_en = re.sub(rf"\b{name}\b", other, new_en)
-                    new_zh = new_zh.replace(forms[name][1], "\0" + other + "\0")
-                for other, name in zip(others, found):
-                    new_zh = new_zh.replace("\0" + other + "\0", LANGUAGE_NAMES_ZH[other][forms[name][0]])
-                out.append((new_en, new_zh))
+        # each name's (form, rendering) in the Chinese: 0 the …语 form, 1 the …文 form
+        present = {name: [(i, r) for i, r in enumerate(LANGUAGE_NAMES_ZH[name]) if r in zh] for name in found}
+        if any(len(forms) != 1 or zh.count(forms[0][1]) != 1 for forms in present.values()):
+            continue
+        for _ in range(copies):
+            others = rng.sample([n for n in pool if n not in found], len(found))
+            new_en, new_zh = en, zh
+            for name, other in zip(found, others):
+                new_en = re.sub(rf"\b{name}\b", other, new_en)
+                # through a placeholder, so a rendering just written is not replaced again by the next name
+                new_zh = new_zh.replace(present[name][0][1], "\0" + other + "\0")
+            for name, other in zip(found, others):
+                new_zh = new_zh.replace("\0" + other + "\0", LANGUAGE_NAMES_ZH[other][present[name][0][0]])
+            out.append((new_en, new_zh))
     return out
 
 
