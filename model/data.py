@@ -45,6 +45,9 @@ class Splits:
     # Held-out sets of another domain, beside the corpus's own valid and test: {"ml_valid": [...], "ml_test": [...]}
     # (`model.evaluate --split ml_test`; training scores every *_valid set each epoch).
     domains: dict[str, list[Example]] = field(default_factory=dict)
+    # The other domain's training pairs, each once however often an epoch repeats them: the text whose words
+    # `model.train --extend-domain-words` gives pieces of their own.
+    domain_train: list[tuple[str, str]] = field(default_factory=list)
 
     def __getitem__(self, name: str) -> list[Example]:
         if name in self.domains:
@@ -114,6 +117,8 @@ CORPORA = {
     "names-en-de": ("tatoeba-en-de", "multi30k", "en-zh-extra"),
     # everyday German a class can use (issue 33): Tatoeba old and new, computing text, names and cities, captions
     "tatoeba-extra-en-de": ("tatoeba-en-de", "multi30k", "en-de-extra", "en-de-ml", "en-zh-extra"),
+    # the same with every machine-learning file of en-de-ml and held-out machine-learning pages (issue 57)
+    "tatoeba-extra-ml-en-de": ("tatoeba-en-de", "multi30k", "en-de-extra", "en-de-ml", "en-zh-extra"),
 }
 # In the combined English-German corpus Multi30k's 29k captions are seen this many times per epoch beside
 # Tatoeba's ~150k everyday pairs, so the captions' longer sentences are not drowned out.
@@ -148,6 +153,7 @@ def load_splits(
     short_ml_repeat: int = 0,
     apposed_name_copies: int = 0,
     language_copies: int = 0,
+    machine_translated_repeat: int = 1,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
@@ -160,7 +166,9 @@ def load_splits(
     everyday en-zh pair with a language name, each replaced by another on both sides (substitute_languages;
     tatoeba-extra-ml-en-zh). mined_cities: the city
     copies of tatoeba-extra-en-de also use the German names its own sentence pairs give the places CLDR does not
-    list (mined_city_names: Beijing -> Peking)."""
+    list (mined_city_names: Beijing -> Peking). tatoeba-extra-ml-en-de: ml_repeat and short_ml_repeat as for
+    en-zh; machine_translated_repeat: how many times each pair of en-de-ml's machine-translated files (`-mt`) is
+    seen per epoch (0: left out)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -185,6 +193,8 @@ def load_splits(
         return _names_en_de_splits(data_dir)
     if corpus == "tatoeba-extra-en-de":
         return _extra_en_de_splits(data_dir, mined_cities)
+    if corpus == "tatoeba-extra-ml-en-de":
+        return _ml_en_de_splits(data_dir, mined_cities, ml_repeat, short_ml_repeat, machine_translated_repeat)
     multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
     if corpus == "multi30k-en-de":
         return multi30k
@@ -557,6 +567,7 @@ def _ml_en_zh_splits(
         names=everyday.names + places,
         terms=terms,
         domains={"ml_valid": valid, "ml_test": test},
+        domain_train=training_pairs(train),
     )
 
 
@@ -788,4 +799,85 @@ def _extra_en_de_splits(data_dir: Path, mined_cities: bool = False) -> Splits:
         lexicon=names + terms,
         names=names,
         terms=terms,
+    )
+
+
+# --- English-German machine-learning text (issue 57) ----------------------------------------------------------
+# en-de-ml's sentence files beside hf-course.tsv (which tatoeba-extra-en-de already trains on): human translations,
+# then machine translations (Co-op Translator), kept apart so a run can weigh them.
+ML_DE_HUMAN_FILES = ("prompt-engineering-guide.tsv", "hf-transformers-docs.tsv", "stanford-ml-cheatsheets.tsv")
+ML_DE_MACHINE_TRANSLATED_FILES = (
+    "edgeai-for-beginners-mt.tsv",
+    "genai-for-beginners-dotnet-mt.tsv",
+    "genai-for-beginners-mt.tsv",
+    "ai-for-beginners-mt.tsv",
+)
+# Held out by page, as en-zh's (split_ml_pages), from the two large human files only: a validation set that
+# machine translations wrote would reward writing as they do.
+ML_DE_HELD_OUT_FILES = ("prompt-engineering-guide.tsv", "hf-transformers-docs.tsv")
+ML_DE_HELD_OUT_PAIRS = {"ml_valid": 250, "ml_test": 400}
+
+
+def split_ml_de_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
+    """{"ml_valid", "ml_test", "train", "train_mt"}: whole pages of the held-out files, drawn by a hash of the
+    page's name, go to validation, then test; every other human pair to "train", the machine translations to
+    "train_mt"."""
+    folder = Path(data_dir) / "en-de-ml"
+    pages: dict[str, list[tuple[str, str]]] = {}
+    for name in ML_DE_HELD_OUT_FILES:
+        pages.update(read_ml_pages(folder / name))
+    out: dict[str, list[tuple[str, str]]] = {"ml_valid": [], "ml_test": [], "train": [], "train_mt": []}
+    for page in sorted(pages, key=lambda page: hashlib.sha1(page.encode()).hexdigest()):
+        split = next((s for s, n in ML_DE_HELD_OUT_PAIRS.items() if len(out[s]) < n), "train")
+        out[split] += pages[page]
+    for name in ML_DE_HUMAN_FILES:
+        if name not in ML_DE_HELD_OUT_FILES:
+            out["train"] += read_pairs(folder / name)
+    for name in ML_DE_MACHINE_TRANSLATED_FILES:
+        out["train_mt"] += read_pairs(folder / name)
+    return out
+
+
+def _ml_en_de_splits(
+    data_dir: Path,
+    mined_cities: bool = False,
+    ml_repeat: int = 1,
+    short_ml_repeat: int = 0,
+    machine_translated_repeat: int = 1,
+) -> Splits:
+    """tatoeba-extra-en-de's splits (the same everyday validation and test) plus en-de-ml's other files: the human
+    translations' training pages ml_repeat times an epoch, the machine translations machine_translated_repeat
+    times, those of at most SHORT_ML_WORDS English words short_ml_repeat times more; held-out pages as the ml_valid
+    and ml_test domains. The German corpus held 162 machine-learning pairs before, and "Our model has an encoder
+    with six layers." came out as "Unser Modell hat einen Encode mit sechs Lieferen."
+    """
+    everyday = _extra_en_de_splits(data_dir, mined_cities)
+    ml = split_ml_de_pages(data_dir)
+    valid, test = group_by_source(ml["ml_valid"]), group_by_source(ml["ml_test"])
+    held_out = {normalise_english(e.source) for e in valid + test} | protected_english()
+    # every everyday held-out sentence is already out of everyday.train; take them out of the new files too
+    held_out |= {normalise_english(e.source) for e in everyday.valid + everyday.test}
+    human = [(en, de) for en, de in ml["train"] if normalise_english(en) not in held_out]
+    machine = [(en, de) for en, de in ml["train_mt"] if normalise_english(en) not in held_out]
+    short = [(en, de) for en, de in human + machine if len(en.split()) <= SHORT_ML_WORDS]
+    # grouped before repeating: group_by_source keeps each reference once
+    added = (
+        group_by_source(human) * ml_repeat
+        + group_by_source(machine) * machine_translated_repeat
+        + group_by_source(short) * short_ml_repeat
+    )
+    everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
+    train = everyday_train + added
+    random.Random(23).shuffle(train)
+    return Splits(
+        train=train,
+        valid=everyday.valid,
+        test=everyday.test,
+        lexicon=everyday.lexicon,
+        names=everyday.names,
+        terms=everyday.terms,
+        domains={"ml_valid": valid, "ml_test": test},
+        # the machine translations' words too, with or without them in training: runs that weigh them differently
+        # then share one vocabulary
+        domain_train=human + machine,
     )

@@ -60,6 +60,9 @@ def train_sentencepiece(
 EXTENSION_WORDS = {
     "source": r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*",
     "target": r"[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*",
+    # one vocabulary for English and German (en-de): German words with their umlauts and ß; a hyphen ends a word,
+    # so "encoder-decoder" and "Encoder-Decoder-Modell" count their encoder and decoder
+    "joint": r"[A-Za-zÄÖÜäöüß][A-Za-zÄÖÜäöüß0-9]*",
 }
 
 

@@ -59,6 +59,7 @@ LANGUAGES = {
     "tatoeba-multi30k-en-de": ("en", "de"),
     "names-en-de": ("en", "de"),
     "tatoeba-extra-en-de": ("en", "de"),
+    "tatoeba-extra-ml-en-de": ("en", "de"),
 }
 
 
@@ -373,6 +374,16 @@ def parse_args(argv=None):
         "▁So f t m a x); a capitalised piece starts as its lower-case word was read",
     )
     p.add_argument(
+        "--extend-domain-words",
+        type=int,
+        default=0,
+        metavar="MIN_COUNT",
+        help="with --init-from a joint vocabulary (en-de): append one piece, to source and target alike, for every "
+        "word of the machine-learning training pairs (both languages, each pair once) seen at least MIN_COUNT times "
+        "that the vocabulary cuts into 3 or more pieces (Encoder: ▁E n code r; neuronales: ▁neu ro n al es); with "
+        "--extend-terms also every word of the terms, both languages (0: none)",
+    )
+    p.add_argument(
         "--retire-cross-word-pieces",
         action="store_true",
         help="with --init-from and a Chinese target: mark unused every target piece of two or more Chinese characters "
@@ -399,14 +410,21 @@ def parse_args(argv=None):
         "--ml-repeat",
         type=int,
         default=1,
-        help="tatoeba-extra-ml-en-zh: how many times each machine-learning training pair is seen per epoch",
+        help="tatoeba-extra-ml-en-zh and -en-de: how many times each machine-learning training pair (en-de: human-translated) is seen per epoch",
     )
     p.add_argument(
         "--short-ml-repeat",
         type=int,
         default=0,
-        help="tatoeba-extra-ml-en-zh: extra times each machine-learning training pair of at most "
+        help="tatoeba-extra-ml-en-zh and -en-de: extra times each machine-learning training pair of at most "
         "model.data.SHORT_ML_WORDS English words is seen per epoch (a teacher's sentences are short)",
+    )
+    p.add_argument(
+        "--machine-translated-repeat",
+        type=int,
+        default=1,
+        help="tatoeba-extra-ml-en-de: how many times each pair of en-de-ml's machine-translated files (-mt) is "
+        "seen per epoch; 0 leaves them out",
     )
     p.add_argument(
         "--city-copies",
@@ -596,6 +614,7 @@ def main(argv=None):
         mined_cities=args.mined_cities,
         sentences_per_city=args.sentences_per_city,
         short_ml_repeat=args.short_ml_repeat,
+        machine_translated_repeat=args.machine_translated_repeat,
         apposed_name_copies=args.apposed_names,
         language_copies=args.language_copies,
     )
@@ -611,6 +630,7 @@ def main(argv=None):
         or args.extend_terms
         or args.extend_names
         or args.extend_chinese_words
+        or args.extend_domain_words
     )
     if args.retire_cross_word_pieces and (not initial or args.new_tokenizers or tgt_lang != "zh"):
         sys.exit("--retire-cross-word-pieces retires pieces of --init-from's Chinese target tokenizer")
@@ -618,6 +638,23 @@ def main(argv=None):
         sys.exit("--extend-* options extend the tokenizers of --init-from (not --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
         sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
+    joint = bool(initial and initial.model.cfg.share_source_target_embeddings)
+    if args.extend_domain_words and not joint:
+        sys.exit("--extend-domain-words extends --init-from's joint vocabulary (one for both languages)")
+    if joint and (args.extend_vocab or args.extend_characters or args.extend_names or args.extend_chinese_words):
+        sys.exit("a joint vocabulary is extended with --extend-domain-words and --extend-terms only")
+    if rank == 0 and joint and extending and not (run.source_spm.exists() and run.target_spm.exists()):
+        # One vocabulary, one embedding matrix: the same pieces appended for both languages.
+        tok = initial.source_tokenizer
+        texts = [text for pair in splits.domain_train for text in pair]
+        words = words_cut_finely(texts, tok.processor, EXTENSION_WORDS["joint"], args.extend_domain_words)
+        if args.extend_terms:
+            words += lexicon_words_cut_finely(
+                [text for pair in splits.terms for text in pair], tok.processor, EXTENSION_WORDS["joint"], True
+            )
+        model_bytes = extend_sentencepiece((Path(args.init_from) / "source.model").read_bytes(), words, True)
+        run.source_spm.write_bytes(model_bytes)
+        run.target_spm.write_bytes(model_bytes)
     if rank == 0 and initial and not args.new_tokenizers and not (run.source_spm.exists() and run.target_spm.exists()):
         for name, side in (("source.model", "source"), ("target.model", "target")):
             model_bytes = (Path(args.init_from) / name).read_bytes()
