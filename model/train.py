@@ -410,7 +410,8 @@ def parse_args(argv=None):
         "--ml-repeat",
         type=int,
         default=1,
-        help="tatoeba-extra-ml-en-zh and -en-de: how many times each machine-learning training pair (en-de: human-translated) is seen per epoch",
+        help="tatoeba-extra-ml-en-zh and -en-de: how many times each machine-learning training pair (en-de: each "
+        "human-translated one) is seen per epoch",
     )
     p.add_argument(
         "--short-ml-repeat",
