@@ -218,6 +218,7 @@ def main() -> None:
     # would wait for
     if st.session_state.pop("prefetch_attributions", False):
         prefetch_attributions(checkpoint, tr, sessions)
+    widgets.run_reached_its_end()
 
 
 with page_runs.drawing():  # background work gives way while pages are drawn (ui.cache.between_steps)

@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -106,8 +107,11 @@ class Student:
     """One browser tab's Streamlit session: sends reruns with the widget values a browser would, reads the
     ForwardMsgs, and remembers each widget it has seen by its key (the id ends with "-key")."""
 
-    def __init__(self, url: str, timeout: float):
+    def __init__(self, url: str, timeout: float, forgets_redrawn_tabs: bool = True):
+        """forgets_redrawn_tabs: as a browser does, stop sending a tabs widget's value once the tabs are drawn
+        anew; False sends every value ever set, as a load tester that tracks only what it changed does."""
         self.url = url.rstrip("/")
+        self.forgets_redrawn_tabs = forgets_redrawn_tabs
         self.timeout = timeout
         self.widgets: dict[str, tuple[str, object]] = {}  # key -> (widget id, the element proto)
         self.values: dict[str, object] = {}  # widget id -> value we set (sent on every rerun, as the browser does)
@@ -199,10 +203,11 @@ class Student:
             elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
                 block = message.delta.add_block
                 if block.WhichOneof("type") == "tab_container" and block.tab_container.id:
-                    tabs_key = widget_key(block.tab_container.id)
+                    tabs_key = tabs_widget_key(block.tab_container.id)
                     drawn_before = self.widgets.get(tabs_key, (block.tab_container.id,))[0]
-                    if drawn_before != block.tab_container.id:  # tabs drawn anew (another open tab): as a browser
-                        self.values.pop(drawn_before, None)  # does, forget the value the tabs drawn before held
+                    # tabs drawn anew (another open tab): as a browser does, forget the value the tabs drawn before held
+                    if drawn_before != block.tab_container.id and self.forgets_redrawn_tabs:
+                        self.values.pop(drawn_before, None)
                     self.widgets[tabs_key] = (block.tab_container.id, block)
                     self.tab_labels[tabs_key] = []
                 elif block.WhichOneof("type") == "tab" and tabs_key:
@@ -220,6 +225,12 @@ class Student:
 def widget_key(widget_id: str) -> str:
     """The key the app gave a widget: Streamlit's ids are "$$ID-<hash>-<key>" (keys may hold hyphens)."""
     return widget_id.split("-", 2)[-1]
+
+
+def tabs_widget_key(widget_id: str) -> str:
+    """A tabs widget's key without the count of its drawings (ui.navigation.tabs_opening keys the tabs drawn anew
+    "view_tab_group_maps_0", "view_tab_group_maps_1" ...): "view_tab_group_maps"."""
+    return re.sub(r"_\d+$", "", widget_key(widget_id))
 
 
 def shows_sentence(run: Run, sentence: str) -> bool:

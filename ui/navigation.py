@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import views as registry
+from ui import widgets
 from ui.common import Context
 from ui.lessons import show_lesson
 from ui.views import view_groups
@@ -22,7 +23,7 @@ def page_style(present: bool) -> None:
     css = f".block-container {{padding-top: {1.5 if present else 2.5}rem; padding-bottom: 1rem;}}"
     # Ten lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
     # hiding behind the tab bar's scroll arrow.
-    css += " .st-key-lesson_tab [role='tablist'] {flex-wrap: wrap; overflow: visible;}"
+    css += " [class*='st-key-lesson_tab_'] [role='tablist'] {flex-wrap: wrap; overflow: visible;}"
     # Head ablation's checkbox grids need no search, download or full screen: their toolbar, shown on hover, lay
     # over the lower part of the "None off" button above the grid (a click there downloaded a CSV).
     css += " [class*='st-key-ablation_grid_'] [data-testid='stElementToolbar'] {display: none;}"
@@ -46,25 +47,41 @@ def page_style(present: bool) -> None:
     st.markdown(f"<style>{css}</style>", unsafe_allow_html=True)
 
 
-def remember_tab(keys: tuple[str, ...], state_key: str, widget_key: str) -> None:
+def remember_tab(label: str, keys: tuple[str, ...], state_key: str) -> None:
     """The tabs widget holds the open tab's *label*, which changes with the interface language; the session
     keeps the tab's key, so a language switch stays on the same tab."""
     by_label = {t(key, lang): key for key in keys for lang in LANGUAGES}
-    st.session_state[state_key] = by_label.get(st.session_state[widget_key], keys[0])
+    st.session_state[state_key] = by_label.get(label, keys[0])
 
 
 def tabs_opening(labels: list[str], open_label: str, widget_key: str, on_change, args: tuple) -> list:
     """Tabs that open on open_label (the session's tab, see explorer_tabs), given as their default rather than
-    written into session state. Streamlit's id of a tabs widget includes its default, so a click is sent for the
-    tabs it was made on, and tabs drawn on another tab are new tabs, holding no click. A page that reconnects to a
-    restarted server draws there, from its link, the tabs it last had, and sends its user's click with that first
-    run: the click opens its tab, while a new page, which sends nothing, opens open_label. That click reached no
-    on_change (the new server did not know the widget yet): it is followed here as on_change would have been, and
-    the script runs again."""
-    tabs = st.tabs(labels, key=widget_key, default=open_label, on_change=on_change, args=args)
+    written into session state; on_change(clicked label, *args) follows a click.
+
+    Each drawing of the tabs that opens another tab than the last one is a new widget, whose key counts the
+    drawings (widget_key_0, widget_key_1, ...), and so is the drawing after a click: its id has never been seen, so
+    no value a client still holds for earlier tabs can reach it. (Streamlit's id of a tabs widget includes its
+    default: keyed by widget_key alone, the tabs drawn on a tab got the same id each time that tab was open again,
+    and a client that kept sending an earlier click, as a load tester does and as a browser did while a run was
+    cut short, had the page chase its own tabs without end: issue 59.)
+
+    A page that reconnects to a restarted server draws there, from its link, the tabs it last had, and sends its
+    user's click with that first run: the click opens its tab, while a new page, which sends nothing, opens
+    open_label. That click reached no on_change (the new server did not know the widget yet): it is followed here
+    as on_change would have been, and the script runs once more, on tabs with a new id."""
+    drawn = st.session_state.setdefault(f"{widget_key}_drawn", {"count": 0, "open": open_label})
+    if drawn["open"] != open_label:
+        drawn.update(count=drawn["count"] + 1, open=open_label)
+    key = f"{widget_key}_{drawn['count']}"
+
+    def clicked() -> None:
+        drawn["count"] += 1  # the next drawing is new tabs, whatever tab the click opened
+        on_change(st.session_state[key], *args)
+
+    tabs = st.tabs(labels, key=key, default=open_label, on_change=clicked)
     if not next(tab.open for tab, label in zip(tabs, labels) if label == open_label):
-        on_change(*args)
-        st.rerun()
+        clicked()
+        widgets.rerun_once_more()  # and if not (a bound reached), this run draws the clicked tab, open here
     return tabs
 
 
@@ -74,14 +91,14 @@ def lazy_tabs(keys: tuple[str, ...], state_key: str, widget_key: str, lang: str)
     open_key = st.session_state.setdefault(state_key, keys[0])
     labels = [t(k, lang) for k in keys]
     open_label = t(open_key if open_key in keys else keys[0], lang)
-    tabs = tabs_opening(labels, open_label, widget_key, remember_tab, (keys, state_key, widget_key))
+    tabs = tabs_opening(labels, open_label, widget_key, remember_tab, (keys, state_key))
     return dict(zip(keys, tabs))
 
 
-def open_group(lang_keys: tuple[str, ...]) -> None:
+def open_group(label: str, lang_keys: tuple[str, ...]) -> None:
     """A click on a group tab opens the view last open in that group (its first, the first time)."""
     by_label = {t(key, lang): key for key in lang_keys for lang in LANGUAGES}
-    group = by_label.get(st.session_state.group_tab, lang_keys[0])
+    group = by_label.get(label, lang_keys[0])
     st.session_state.tab = st.session_state.get("last_view", {}).get(group, view_groups()[group][0])
 
 

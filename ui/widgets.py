@@ -32,6 +32,10 @@ import streamlit as st
 _LABELS = "_choice_labels"  # session-state key: widget key -> {label: option} of the last run that drew it
 _STARTING = "_starting_values"  # widget key -> the value it starts on, until the session's first run has drawn it
 _READ = "_read_before_drawn"  # widget key -> the starting value this run read before the widget was drawn
+_RERUNS = "_reruns_in_a_row"  # how many runs in a row ended in rerun_once_more
+# A correction (a reconnected page's click followed, a widget drawn otherwise) needs one more run, two at most
+# when both come together: a third in a row means corrections chase each other, and the run goes on as it is.
+RERUNS_IN_A_ROW = 3
 
 
 def _is_option(value: Any, options: Sequence) -> bool:
@@ -137,13 +141,27 @@ def with_starting_values() -> Mapping[str, Any]:
     return ChainMap(st.session_state, st.session_state.get(_STARTING, {}))
 
 
+def rerun_once_more() -> None:
+    """st.rerun for the page's own corrections, bounded: at most RERUNS_IN_A_ROW runs in a row end in it, so a
+    session settles whatever its client sends (issue 59: tabs that chased themselves reran without end, after
+    their client had gone). run_reached_its_end starts the count again."""
+    done = st.session_state.get(_RERUNS, 0)
+    if done < RERUNS_IN_A_ROW:
+        st.session_state[_RERUNS] = done + 1
+        st.rerun()
+
+
+def run_reached_its_end() -> None:
+    st.session_state[_RERUNS] = 0
+
+
 def rerun_if_drawn_otherwise() -> None:
     """Where a value read before its widget was drawn (``current``) differs from what the widget then showed (a
     reconnected page sent its own), the script runs again, once, now reading the widget's."""
     read = st.session_state.get(_READ, {})
     if any(key in st.session_state and st.session_state[key] != value for key, value in read.items()):
         st.session_state[_READ] = {}
-        st.rerun()
+        rerun_once_more()
 
 
 def settle() -> None:
