@@ -91,3 +91,53 @@ def test_lesson_ten_in_chinese_puts_every_method_beside_occlusion(streamlit_serv
     assert "遮挡" in text and "值向量置零" in text
     page.screenshot(path=str(ARTIFACTS / "lesson-explanation-zh.png"), full_page=True)
     page.close()
+
+
+def open_view_tab(page) -> str:
+    """The label of the explorer view tab shown now."""
+    return page.evaluate("""() => {
+        const open = [...document.querySelectorAll('[role="tab"][aria-selected="true"]')]
+            .filter(t => t.offsetParent !== null).map(t => t.textContent.trim());
+        return open[open.length - 1] || '';
+    }""")
+
+
+def test_tabs_and_a_new_sentence_stay_the_users_while_integrated_gradients_computes(streamlit_server, browser):
+    """Issue 59: integrated gradients asked for on a 19-word sentence; while it computed, another head chosen, then
+    Encoder self-attention and back to Cross-attention. The view tabs flipped by themselves every few seconds for
+    minutes, then Cross-attention stayed blank and typed sentences were ignored until a reload."""
+    page, box = open_app(browser, streamlit_server, 1024, 768)
+    box.fill("Last summer my cousin and her husband travelled by train from Berlin to a small town near the sea.")
+    box.press("Enter")
+    wait_until_idle(page)
+    open_view(page, "Cross-attention")
+    wait_until_idle(page)
+    choose(page, t("attribution", "en"), t("attribution_integrated-gradients", "en"))
+    name = t("attribution_integrated-gradients", "en")
+    page.get_by_role("button", name=t("attribution_compute", "en", method=name)).click()
+    page.wait_for_timeout(1500)
+    choose(page, t("head", "en"), t("head_n", "en", n=3), wait=False)
+    page.wait_for_timeout(800)
+    open_view(page, "Encoder self-attention")
+    page.wait_for_timeout(800)
+    open_view(page, "Cross-attention")
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[role="tab"][aria-selected="true"]')]
+            .some(t => t.offsetParent !== null && t.textContent.trim() === 'Cross-attention')""",
+        timeout=30_000,
+    )
+    shown = []
+    for _ in range(40):  # twenty seconds, while the computation goes on: the tab the user chose stays open
+        page.wait_for_timeout(500)
+        shown.append(open_view_tab(page))
+    assert set(shown) == {"Cross-attention"}, shown
+    box.fill("Tom chases Jerry.")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('s') === 'Tom chases Jerry.'", timeout=60_000
+    )
+    wait_until_idle(page, timeout=60_000)
+    assert open_view_tab(page) == "Cross-attention"
+    assert "Cross-attention" in map_title(page)
+    assert_no_exception(page)
+    page.close()
