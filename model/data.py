@@ -13,6 +13,7 @@ import hashlib
 import os
 import random
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,6 +118,8 @@ CORPORA = {
     "names-en-de": ("tatoeba-en-de", "multi30k", "en-zh-extra"),
     # everyday German a class can use (issue 33): Tatoeba old and new, computing text, names and cities, captions
     "tatoeba-extra-en-de": ("tatoeba-en-de", "multi30k", "en-de-extra", "en-de-ml", "en-zh-extra"),
+    # tatoeba-extra-ml-en-zh reversed: Chinese -> English (issue 58)
+    "tatoeba-extra-ml-zh-en": ("tatoeba-en-zh", "en-zh-extra", "en-zh-ml"),
     # the same with every machine-learning file of en-de-ml and held-out machine-learning pages (issue 57)
     "tatoeba-extra-ml-en-de": ("tatoeba-en-de", "multi30k", "en-de-extra", "en-de-ml", "en-zh-extra"),
 }
@@ -154,6 +157,7 @@ def load_splits(
     apposed_name_copies: int = 0,
     language_copies: int = 0,
     machine_translated_repeat: int = 1,
+    added_ml_repeat: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
@@ -168,7 +172,8 @@ def load_splits(
     copies of tatoeba-extra-en-de also use the German names its own sentence pairs give the places CLDR does not
     list (mined_city_names: Beijing -> Peking). tatoeba-extra-ml-en-de: ml_repeat and short_ml_repeat as for
     en-zh; machine_translated_repeat: how many times each pair of en-de-ml's machine-translated files (`-mt`) is
-    seen per epoch (0: left out)."""
+    seen per epoch (0: left out). added_ml_repeat: tatoeba-extra-ml-en-zh's (and -zh-en's) files added on
+    2026-12-05, how many times each an epoch (_ml_en_zh_splits)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -186,7 +191,22 @@ def load_splits(
             short_ml_repeat,
             apposed_name_copies,
             language_copies,
+            added_ml_repeat,
         )
+    if corpus == "tatoeba-extra-ml-zh-en":
+        en_zh = load_splits(
+            "tatoeba-extra-ml-en-zh",
+            data_dir,
+            name_copies=name_copies,
+            ml_repeat=ml_repeat,
+            city_copies=city_copies,
+            sentences_per_city=sentences_per_city,
+            short_ml_repeat=short_ml_repeat,
+            apposed_name_copies=apposed_name_copies,
+            language_copies=language_copies,
+            added_ml_repeat=added_ml_repeat,
+        )
+        return reversed_splits(en_zh, protected_chinese())
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     if corpus == "names-en-de":
@@ -256,6 +276,8 @@ REPO = Path(__file__).resolve().parents[1]
 # Sentences the app shows or the tests require translated (examples, minimal pairs, lessons, the seeds' own
 # sentences), with the words each translation must contain: never trained on.
 MUST_TRANSLATE = REPO / "tests" / "data" / "must_translate.tsv"
+# The same for a Chinese source (zh-en): Chinese <tab> en <tab> the English words its translation must contain.
+MUST_TRANSLATE_CHINESE = REPO / "tests" / "data" / "must_translate_zh.tsv"
 
 
 def normalise_english(text: str) -> str:
@@ -278,6 +300,57 @@ def protected_english(repo: Path = REPO) -> set[str]:
             if line.strip():
                 sentences.append(re.sub(r" ([.,!?;:])", r"\1", line.split("\t")[0]))
     return {normalise_english(s) for s in sentences}
+
+
+def normalise_chinese(text: str) -> str:
+    """The form two Chinese sentences are compared in: spaces, width (NFKC: ？ and ?) and final punctuation
+    ignored."""
+    text = unicodedata.normalize("NFKC", text)
+    return re.sub(r"\s+", "", text).rstrip(".!?;:,。！？").strip()
+
+
+def protected_chinese(repo: Path = REPO) -> set[str]:
+    """Normalised Chinese of every sentence a Chinese-source model must never train on: the everyday set's
+    Chinese, the Chinese-source checkpoints' examples and the must-translate list's Chinese rows."""
+    sentences = [e.references[0] for e in read_everyday("zh", repo / "tests" / "data" / "everyday.tsv")]
+    for examples in sorted((repo / "checkpoints").glob("zh-*/examples.txt")):
+        sentences += [line for line in examples.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if MUST_TRANSLATE_CHINESE.exists():
+        sentences += [row.english for row in read_must_translate(MUST_TRANSLATE_CHINESE)]
+    return {normalise_chinese(s) for s in sentences}
+
+
+def reversed_examples(examples: list[Example]) -> list[Example]:
+    """Each (source, reference) pair turned round and grouped by its new source."""
+    return group_by_source([(reference, source) for source, reference in training_pairs(examples)])
+
+
+def reversed_splits(splits: Splits, protected: set[str]) -> Splits:
+    """A corpus read the other way (English -> Chinese becomes Chinese -> English), its held-out sets the same
+    sentence pairs: split by English sentence, so nothing the forward model is tested on is trained on here either.
+    A Chinese sentence can translate two English ones, one held out and one trained on: such training pairs
+    leave, as do those whose Chinese is `protected` (normalise_chinese)."""
+    valid, test = reversed_examples(splits.valid), reversed_examples(splits.test)
+    domains = {name: reversed_examples(examples) for name, examples in splits.domains.items()}
+    held_out = protected | {
+        normalise_chinese(e.source) for e in valid + test + [e for d in domains.values() for e in d]
+    }
+
+    def kept(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [(zh, en) for en, zh in pairs if normalise_chinese(zh) not in held_out]
+
+    train = group_by_source(kept(training_pairs(splits.train)))
+    random.Random(24).shuffle(train)
+    return Splits(
+        train=train,
+        valid=valid,
+        test=test,
+        lexicon=kept(splits.lexicon),
+        names=kept(splits.names),
+        terms=kept(splits.terms),
+        domains=domains,
+        domain_train=kept(splits.domain_train),
+    )
 
 
 @dataclass
@@ -486,18 +559,36 @@ def read_ml_pages(path: Path) -> dict[str, list[tuple[str, str]]]:
     return pages
 
 
-def split_ml_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
-    """{"ml_valid": pairs, "ml_test": pairs, "train": pairs}: whole pages of every ML file, drawn by a hash of
-    the page's name (stable whatever the file order), go to validation, then test, the rest to training."""
-    pages: dict[str, list[tuple[str, str]]] = {}
-    for name in ML_SENTENCE_FILES:
-        pages.update(read_ml_pages(Path(data_dir) / "en-zh-ml" / name))
-    order = sorted(pages, key=lambda page: hashlib.sha1(page.encode()).hexdigest())
-    out: dict[str, list[tuple[str, str]]] = {"ml_valid": [], "ml_test": [], "train": []}
-    for page in order:
-        split = next((s for s, n in ML_HELD_OUT_PAIRS.items() if len(out[s]) < n), "train")
-        out[split] += [(en, chinese_without_spaces(full_width_punctuation(zh))) for en, zh in pages[page]]
+def split_by_page(
+    pages: dict[str, list[tuple[str, str]]], held_out: dict[str, int]
+) -> dict[str, list[tuple[str, str]]]:
+    """{split: pairs} for each split of held_out, then "train": whole pages, drawn by a hash of the page's name
+    (stable whatever the file order), go to the held-out splits in turn until each holds at least its count of
+    pairs; the rest to training."""
+    out: dict[str, list[tuple[str, str]]] = {name: [] for name in held_out} | {"train": []}
+    for page in sorted(pages, key=lambda page: hashlib.sha1(page.encode()).hexdigest()):
+        split = next((s for s, n in held_out.items() if len(out[s]) < n), "train")
+        out[split] += pages[page]
     return out
+
+
+def split_ml_pages(data_dir: Path, files: tuple[str, ...] = ML_SENTENCE_FILES, held_out=ML_HELD_OUT_PAIRS):
+    """{"ml_valid": pairs, "ml_test": pairs, "train": pairs} of en-zh-ml's sentence files (split_by_page), the
+    Chinese in the training text's form (full-width punctuation, no space beside a Chinese character)."""
+    pages: dict[str, list[tuple[str, str]]] = {}
+    for name in files:
+        pages.update(read_ml_pages(Path(data_dir) / "en-zh-ml" / name))
+    return {
+        split: [(en, chinese_without_spaces(full_width_punctuation(zh))) for en, zh in pairs]
+        for split, pairs in split_by_page(pages, held_out).items()
+    }
+
+
+# Added on 2026-12-05 (issue 57): human translations, held out by page on their own (the pages held out of the
+# older files stay as they were, and so do the scores on them), and a machine-translated file (-mt), trained on once.
+ML_ADDED_FILES = ("prompt-engineering-guide.tsv", "hf-transformers-docs.tsv", "stanford-ml-cheatsheets.tsv")
+ML_ADDED_HELD_OUT_PAIRS = {"ml_added_valid": 200, "ml_added_test": 300}
+ML_ADDED_MACHINE_TRANSLATED = ("ai-for-beginners-mt.tsv",)
 
 
 def sentence_initial(terms: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -519,6 +610,7 @@ def _ml_en_zh_splits(
     short_ml_repeat: int = 0,
     apposed_name_copies: int = 0,
     language_copies: int = 0,
+    added_ml_repeat: int = 0,
 ) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
@@ -526,14 +618,22 @@ def _ml_en_zh_splits(
     copies of each everyday pair with a city, the city replaced by another (Boston/波士顿 -> Munich/慕尼黑: 882
     pairs hold one; run E's 3 copies each taught no city, the German run's 20 did); with short_ml_repeat, the
     machine-learning pairs of at most SHORT_ML_WORDS English words that many times more (a teacher's sentences are
-    short; the machine-learning text's median is 15-17 words)."""
+    short; the machine-learning text's median is 15-17 words). added_ml_repeat: how many times each training pair
+    of ML_ADDED_FILES is seen an epoch (0: not trained on, as up to stage 9), its machine translations once; their
+    held-out pages are the ml_added_valid and ml_added_test domains either way."""
     everyday = _extra_en_zh_splits(data_dir, name_copies)
     ml = split_ml_pages(data_dir)
-    valid, test = group_by_source(ml["ml_valid"]), group_by_source(ml["ml_test"])
+    added = split_ml_pages(data_dir, ML_ADDED_FILES, ML_ADDED_HELD_OUT_PAIRS)
+    domains = {name: group_by_source(pairs) for name, pairs in {**ml, **added}.items() if name != "train"}
     held_out = {
-        normalise_english(e.source) for e in everyday.valid + everyday.test + valid + test
+        normalise_english(e.source) for e in everyday.valid + everyday.test + [e for d in domains.values() for e in d]
     } | protected_english()
     train = [e for e in group_by_source(ml["train"]) if normalise_english(e.source) not in held_out]
+    added_human, added_mt = [], []
+    if added_ml_repeat:
+        mt = split_ml_pages(data_dir, ML_ADDED_MACHINE_TRANSLATED, {})["train"]
+        added_human = [e for e in group_by_source(added["train"]) if normalise_english(e.source) not in held_out]
+        added_mt = [e for e in group_by_source(mt) if normalise_english(e.source) not in held_out]
     extra = Path(data_dir) / "en-zh-extra"
     places = [(en, zh) for en, zh in read_pairs(extra / "cedict-places.tsv") if normalise_english(en) not in held_out]
     terms = [
@@ -558,16 +658,21 @@ def _ml_en_zh_splits(
     if sentences_per_city:
         copies += sentences_for_every_name(everyday_pairs, cities, sentences_per_city)
     copies = [e for e in group_by_source(copies) if normalise_english(e.source) not in held_out]
-    short = [e for e in train if len(e.source.split()) <= SHORT_ML_WORDS]
+    short = [e for e in train + added_human + added_mt if len(e.source.split()) <= SHORT_ML_WORDS]
     return Splits(
-        train=everyday_train + train * ml_repeat + short * short_ml_repeat + copies,
+        train=everyday_train
+        + train * ml_repeat
+        + added_human * added_ml_repeat
+        + added_mt
+        + short * short_ml_repeat
+        + copies,
         valid=everyday.valid,
         test=everyday.test,
-        lexicon=everyday.lexicon + places + terms,
-        names=everyday.names + places,
+        lexicon=[(en, zh) for en, zh in everyday.lexicon if normalise_english(en) not in held_out] + places + terms,
+        names=[(en, zh) for en, zh in everyday.names if normalise_english(en) not in held_out] + places,
         terms=terms,
-        domains={"ml_valid": valid, "ml_test": test},
-        domain_train=training_pairs(train),
+        domains=domains,
+        domain_train=training_pairs(train + added_human + added_mt),
     )
 
 
@@ -819,22 +924,17 @@ ML_DE_HELD_OUT_PAIRS = {"ml_valid": 250, "ml_test": 400}
 
 
 def split_ml_de_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
-    """{"ml_valid", "ml_test", "train", "train_mt"}: whole pages of the held-out files, drawn by a hash of the
-    page's name, go to validation, then test; every other human pair to "train", the machine translations to
-    "train_mt"."""
+    """{"ml_valid", "ml_test", "train", "train_mt"}: the held-out files split by page (split_by_page); every
+    other human pair to "train", the machine translations to "train_mt"."""
     folder = Path(data_dir) / "en-de-ml"
     pages: dict[str, list[tuple[str, str]]] = {}
     for name in ML_DE_HELD_OUT_FILES:
         pages.update(read_ml_pages(folder / name))
-    out: dict[str, list[tuple[str, str]]] = {"ml_valid": [], "ml_test": [], "train": [], "train_mt": []}
-    for page in sorted(pages, key=lambda page: hashlib.sha1(page.encode()).hexdigest()):
-        split = next((s for s, n in ML_DE_HELD_OUT_PAIRS.items() if len(out[s]) < n), "train")
-        out[split] += pages[page]
-    for name in ML_DE_HUMAN_FILES:
-        if name not in ML_DE_HELD_OUT_FILES:
-            out["train"] += read_pairs(folder / name)
-    for name in ML_DE_MACHINE_TRANSLATED_FILES:
-        out["train_mt"] += read_pairs(folder / name)
+    out = split_by_page(pages, ML_DE_HELD_OUT_PAIRS)
+    out["train"] += [
+        pair for name in ML_DE_HUMAN_FILES if name not in ML_DE_HELD_OUT_FILES for pair in read_pairs(folder / name)
+    ]
+    out["train_mt"] = [pair for name in ML_DE_MACHINE_TRANSLATED_FILES for pair in read_pairs(folder / name)]
     return out
 
 

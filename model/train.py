@@ -54,6 +54,7 @@ LANGUAGES = {
     "tatoeba-en-zh": ("en", "zh"),
     "tatoeba-extra-en-zh": ("en", "zh"),
     "tatoeba-extra-ml-en-zh": ("en", "zh"),
+    "tatoeba-extra-ml-zh-en": ("zh", "en"),
     "multi30k-en-de": ("en", "de"),
     "tatoeba-en-de": ("en", "de"),
     "tatoeba-multi30k-en-de": ("en", "de"),
@@ -421,6 +422,13 @@ def parse_args(argv=None):
         "model.data.SHORT_ML_WORDS English words is seen per epoch (a teacher's sentences are short)",
     )
     p.add_argument(
+        "--added-ml-repeat",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh and -zh-en: how many times each pair of en-zh-ml's files added on 2026-12-05 "
+        "(model.data.ML_ADDED_FILES) is seen per epoch, their machine translation once; 0 leaves them out",
+    )
+    p.add_argument(
         "--machine-translated-repeat",
         type=int,
         default=1,
@@ -616,6 +624,7 @@ def main(argv=None):
         sentences_per_city=args.sentences_per_city,
         short_ml_repeat=args.short_ml_repeat,
         machine_translated_repeat=args.machine_translated_repeat,
+        added_ml_repeat=args.added_ml_repeat,
         apposed_name_copies=args.apposed_names,
         language_copies=args.language_copies,
     )
@@ -687,25 +696,27 @@ def main(argv=None):
             (run.dir / name).write_bytes(model_bytes)
     # Tokenizers are trained once, on the training split only, and reused when the run resumes.
     if rank == 0 and args.joint_vocab and not (run.source_spm.exists() and run.target_spm.exists()):
-        if tgt_lang == "zh":
-            sys.exit("--joint-vocab: English and Chinese share no script; train two vocabularies")
-        joint = train_sentencepiece([s for s, _ in pairs] + [t for _, t in pairs], args.src_vocab)
+        # English and Chinese share only the Latin words of the machine-learning text (Transformer, softmax) and
+        # names written in Latin; NFKC for both, and every rare Chinese character need not have a piece.
+        chinese = "zh" in (src_lang, tgt_lang)
+        joint = train_sentencepiece(
+            [s for s, _ in pairs] + [t for _, t in pairs], args.src_vocab, 0.9995 if chinese else 1.0
+        )
         run.source_spm.write_bytes(joint)
         run.target_spm.write_bytes(joint)
     if rank == 0 and not (run.source_spm.exists() and run.target_spm.exists()):
-        run.source_spm.write_bytes(train_sentencepiece([s for s, _ in pairs], args.src_vocab))
-        # Not every rare Chinese character gets a piece of its own (0.9995 is SentencePiece's advice for CJK),
-        # and Chinese keeps its full-width punctuation (no NFKC).
-        chinese = tgt_lang == "zh"
-        run.target_spm.write_bytes(
-            train_sentencepiece(
-                [t for _, t in pairs],
-                args.tgt_vocab,
-                0.9995 if chinese else 1.0,
-                "identity" if chinese else "nmt_nfkc",
-                dummy_prefix=not chinese,
-            )
-        )
+        for path, texts, size, lang in (
+            (run.source_spm, [s for s, _ in pairs], args.src_vocab, src_lang),
+            (run.target_spm, [t for _, t in pairs], args.tgt_vocab, tgt_lang),
+        ):
+            # Not every rare Chinese character gets a piece of its own (0.9995 is SentencePiece's advice for CJK),
+            # and no "▁" before a sentence's first character (Chinese has no spaces). A Chinese target keeps its
+            # full-width punctuation (no NFKC), so the model can write it; a Chinese source takes NFKC, so ？ and ?,
+            # typed either way, read the same.
+            chinese = lang == "zh"
+            normalization = "identity" if chinese and path == run.target_spm else "nmt_nfkc"
+            coverage = 0.9995 if chinese else 1.0
+            path.write_bytes(train_sentencepiece(texts, size, coverage, normalization, dummy_prefix=not chinese))
     barrier(world)
     source_tok, target_tok = Tokenizer.load(run.source_spm), Tokenizer.load(run.target_spm)
 

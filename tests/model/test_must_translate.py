@@ -200,3 +200,53 @@ def test_no_listed_sentence_is_in_the_en_de_names_fine_tune():
     names = read_names(DEFAULT_DATA_DIR / "en-zh-extra" / "cedict-names.tsv")
     seen = {word for e in splits.train for word in re.findall(r"[A-Z][a-z]+", e.source) if word in names}
     assert len(seen) > 400
+
+
+def test_no_listed_sentence_is_in_the_new_machine_learning_files_as_trained():
+    """Issue 57's files: en-zh's added pages (held out by page on their own, so the older held-out pages stay as
+    they were) and en-de's machine-learning corpus with its machine translations; no protected sentence, no
+    held-out sentence of either domain trained on, and the held-out pages share no pair with training."""
+    if not corpus_available("tatoeba-extra-ml-en-de") or not corpus_available("tatoeba-extra-ml-en-zh"):
+        pytest.skip("shared corpora not beside the repo")
+    from model.data import ML_ADDED_FILES, ML_ADDED_HELD_OUT_PAIRS, split_ml_de_pages, split_ml_pages
+
+    for corpus, options in (
+        ("tatoeba-extra-ml-en-zh", dict(name_copies=3, sentences_per_city=10, added_ml_repeat=2)),
+        ("tatoeba-extra-ml-en-de", dict(ml_repeat=3, short_ml_repeat=2, machine_translated_repeat=1)),
+    ):
+        splits = load_splits(corpus, **options)
+        trained = {normalise_english(e.source) for e in splits.train}
+        trained |= {normalise_english(en) for en, _ in splits.lexicon + splits.names + splits.terms}
+        assert trained & protected_english() == set(), corpus
+        held_out = splits.valid + splits.test + [e for d in splits.domains.values() for e in d]
+        assert trained & {normalise_english(e.source) for e in held_out} == set(), corpus
+        assert all(len(examples) >= 200 for examples in splits.domains.values()), corpus
+    added = split_ml_pages(DEFAULT_DATA_DIR, ML_ADDED_FILES, ML_ADDED_HELD_OUT_PAIRS)
+    assert set(added["train"]) & set(added["ml_added_valid"] + added["ml_added_test"]) == set()
+    german = split_ml_de_pages(DEFAULT_DATA_DIR)
+    assert set(german["train"] + german["train_mt"]) & set(german["ml_valid"] + german["ml_test"]) == set()
+    # the lesson's words are in what the German model learns from, a few dozen times an epoch
+    german_side = [r for e in load_splits("tatoeba-extra-ml-en-de", ml_repeat=3).train for r in e.references]
+    assert sum("Encoder" in r for r in german_side) >= 20
+
+
+def test_no_listed_sentence_is_in_the_zh_en_corpus():
+    """Issue 58: the English-Chinese corpus read the other way. Its held-out pairs are en-zh's (split by English
+    sentence): no held-out English nor Chinese sentence is trained on, nor any Chinese sentence the app offers a
+    Chinese-source class (tests/data/must_translate_zh.tsv, the everyday set's Chinese)."""
+    if not corpus_available("tatoeba-extra-ml-zh-en"):
+        pytest.skip("shared corpora not beside the repo")
+    from model.data import MUST_TRANSLATE_CHINESE, normalise_chinese, protected_chinese
+
+    splits = load_splits("tatoeba-extra-ml-zh-en", name_copies=3, sentences_per_city=10, added_ml_repeat=2)
+    protected = protected_chinese()
+    assert {normalise_chinese(r.english) for r in read_must_translate(MUST_TRANSLATE_CHINESE)} <= protected
+    assert normalise_chinese("猫追狗。") in protected and normalise_chinese("猫追狗?") in protected
+    trained = {normalise_chinese(e.source) for e in splits.train}
+    trained |= {normalise_chinese(zh) for zh, _ in splits.lexicon + splits.names + splits.terms}
+    assert trained & protected == set()
+    held_out = splits.valid + splits.test + [e for d in splits.domains.values() for e in d]
+    assert trained & {normalise_chinese(e.source) for e in held_out} == set()
+    trained_english = {normalise_english(r) for e in splits.train for r in e.references}
+    assert trained_english & {normalise_english(r) for e in held_out for r in e.references} == set()
+    assert ("编码器", "encoder") in splits.terms and ("慕尼黑", "Munich") in splits.names
