@@ -399,7 +399,8 @@ def parse_args(argv=None):
         help="with --init-from and a Chinese target: append a target piece for every Chinese word of the corpus's "
         "dictionary, names and terms seen at least MIN_COUNT times in the training targets that the target "
         "tokenizer writes in two or more pieces (模型: 模 型; 注意力: 注意 力); a new row starts as the mean of its "
-        "pieces' rows",
+        "pieces' rows. From scratch with a Chinese source (zh-en): the same for the new source tokenizer, whose "
+        "pieces across two words are also retired",
     )
     p.add_argument(
         "--extend-names",
@@ -644,7 +645,8 @@ def main(argv=None):
     )
     if args.retire_cross_word_pieces and (not initial or args.new_tokenizers or tgt_lang != "zh"):
         sys.exit("--retire-cross-word-pieces retires pieces of --init-from's Chinese target tokenizer")
-    if extending and (not initial or args.new_tokenizers):
+    words_as_source_pieces = bool(args.extend_chinese_words and src_lang == "zh" and not initial)
+    if extending and (not initial or args.new_tokenizers) and not words_as_source_pieces:
         sys.exit("--extend-* options extend the tokenizers of --init-from (not --new-tokenizers)")
     if args.joint_vocab and initial and not args.new_tokenizers:
         sys.exit("--joint-vocab with --init-from needs --new-tokenizers (the checkpoint has two vocabularies)")
@@ -716,7 +718,22 @@ def main(argv=None):
             chinese = lang == "zh"
             normalization = "identity" if chinese and path == run.target_spm else "nmt_nfkc"
             coverage = 0.9995 if chinese else 1.0
-            path.write_bytes(train_sentencepiece(texts, size, coverage, normalization, dummy_prefix=not chinese))
+            model_bytes = train_sentencepiece(texts, size, coverage, normalization, dummy_prefix=not chinese)
+            if words_as_source_pieces and path == run.source_spm:
+                dictionary = {zh for zh, _ in splits.lexicon + splits.names + splits.terms}
+                processor = spm.SentencePieceProcessor(model_proto=model_bytes)
+                words = chinese_words_cut_finely(texts, processor, dictionary, args.extend_chinese_words)
+                model_bytes = extend_sentencepiece(model_bytes, words, word_start=False)
+                # and, as --retire-cross-word-pieces does for a Chinese target, no piece spans two words (的模型),
+                # so the source axis of every map reads in words
+                extended = spm.SentencePieceProcessor(model_proto=model_bytes)
+                retired = pieces_across_words(extended, dictionary)
+                model_bytes = retire_pieces(model_bytes, retired)
+                print(
+                    f"Chinese source: {len(words)} dictionary words appended as pieces, {len(retired)} pieces "
+                    "across words retired"
+                )
+            path.write_bytes(model_bytes)
     barrier(world)
     source_tok, target_tok = Tokenizer.load(run.source_spm), Tokenizer.load(run.target_spm)
 

@@ -8,8 +8,12 @@ from pathlib import Path
 from ui.words import language_name
 
 SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
-# Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain).
+# Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain; the
+# page opens on the first). The seeds' own example first, then their pair whose words swap places.
 DEFAULT_EXAMPLES = [
+    "Tom chases Jerry.",
+    "The cat chases the dog.",
+    "The dog chases the cat.",
     "Tom is reading a book.",
     "I don't know what to do.",
     "She bought a red car yesterday.",

@@ -287,7 +287,7 @@ def test_switching_checkpoint_clears_the_reference_and_examples_fill_the_sentenc
 def test_a_shared_link_chooses_the_checkpoint_by_name(checkpoint_root):
     at = run_app(ckpt="tiny-b")
     assert at.selectbox(key="checkpoint").value == "tiny-b"
-    assert at.session_state["sentence"] == "Tom is reading a book."  # tiny-b has no examples.txt: the defaults
+    assert at.session_state["sentence"] == "Tom chases Jerry."  # tiny-b has no examples.txt: the defaults
     (checkpoint_root / "tiny-b" / "examples.txt").write_text("Good morning.\n", encoding="utf-8")
     at = run_app(ckpt="tiny-b")
     assert at.session_state["sentence"] == "Good morning."  # a link to a checkpoint opens on its first example
@@ -808,3 +808,15 @@ def test_switched_off_heads_stay_with_their_checkpoint_and_the_map_opens_on_the_
     assert "Cross-attention" in figures(at)["ablation-heatmap"]["layout"]["title"]["text"]
     at.selectbox(key="checkpoint").select("tiny-b").run()
     assert not at.exception and at.session_state["ablated_heads"] == []
+
+
+def test_every_shipped_checkpoint_opens_on_the_seeds_example_with_its_swapped_pair_next():
+    """Issue 59: the page opened on "Tom is reading a book.", and the seeds' own example was not offered."""
+    from ui.checkpoints import SHIPPED_ROOT, examples_for
+
+    shipped = [p.name for p in SHIPPED_ROOT.iterdir() if (p / "config.json").exists() and p.name.startswith("en-")]
+    assert shipped
+    for name in shipped:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("ATTENTION_EXPLORER_CHECKPOINTS", str(SHIPPED_ROOT))
+            assert examples_for(name)[:3] == ["Tom chases Jerry.", "The cat chases the dog.", "The dog chases the cat."]
