@@ -16,8 +16,7 @@ sys.path.insert(0, str(ROOT))
 
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.data import read_must_translate  # noqa: E402
-from model.evaluate import translate_corpus  # noqa: E402
-from tests.model.test_must_translate import contains_in_order  # noqa: E402
+from model.evaluate import contains_in_order, translate_corpus  # noqa: E402
 
 
 def main(argv=None) -> None:

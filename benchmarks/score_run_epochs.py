@@ -30,10 +30,9 @@ from safetensors.torch import load_file  # noqa: E402
 from model import train  # noqa: E402
 from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
 from model.data import load_splits, read_everyday, read_must_translate  # noqa: E402
-from model.evaluate import score, stutter_share, translate_corpus_ids  # noqa: E402
+from model.evaluate import contains_in_order, score, stutter_share, translate_corpus_ids  # noqa: E402
 from model.tokenizer import Tokenizer  # noqa: E402
 from model.transformer import Transformer  # noqa: E402
-from tests.model.test_must_translate import contains_in_order  # noqa: E402
 
 
 def main(argv: list[str]) -> None:

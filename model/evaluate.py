@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from pathlib import Path
 
@@ -21,6 +22,20 @@ from .transformer import Transformer
 def bleu_tokenizer_for(target_language: str) -> str:
     # sacrebleu's "zh" tokenizer splits Chinese characters; "13a" is its standard for other languages.
     return "zh" if target_language.startswith("zh") else "13a"
+
+
+def contains_in_order(text: str, words: list[str], whole_words: bool = False) -> bool:
+    """Each word (or one of its a|b alternatives) found after the previous one. whole_words (German): as a word,
+    or with a genitive s ("Toms"), so "Rom" is not found in "Rome" or "Romärer"; Chinese has no spaces to
+    mark a word."""
+    position = 0
+    for word in words:
+        pattern = (lambda w: rf"\b{re.escape(w)}s?\b") if whole_words else re.escape
+        found = [m.end() for w in word.split("|") for m in [re.search(pattern(w), text[position:])] if m]
+        if not found:
+            return False
+        position += min(found)
+    return True
 
 
 def reference_streams(examples: list[Example]) -> list[list[str | None]]:

@@ -428,9 +428,25 @@ def translation_notes(
     calibration = get_calibration(checkpoint)
     if calibration and not tr.teacher_forced and calibration.unsure(tr.token_probs):
         # the threshold was set on the model's own translations: a forced path is said to be unlikely, not wrong
-        key = "unsure_forced" if what_if else "unsure"
-        score, threshold = apart(mean_log_prob(tr.token_probs), calibration.threshold)
-        st.warning(t(f"{key}_short" if present else key, lang, score=score, threshold=threshold))
+        mean = mean_log_prob(tr.token_probs)
+        score, threshold = apart(mean, calibration.threshold)
+        if what_if:
+            st.warning(t("unsure_forced_short" if present else "unsure_forced", lang, score=score, threshold=threshold))
+        else:
+            # how sure the note is: of the judged translations that scored as low, how many were wrong
+            wrong, judged = calibration.wrong_at_most(mean)
+            verdict = t("unsure_probably" if judged and wrong / judged >= 0.9 else "unsure_possibly", lang)
+            st.warning(
+                t(
+                    "unsure_short" if present else "unsure",
+                    lang,
+                    verdict=verdict,
+                    score=score,
+                    threshold=threshold,
+                    wrong=wrong,
+                    n=judged,
+                )
+            )
         drawn += 1
     st.session_state.notes_above = drawn if present else 0
 

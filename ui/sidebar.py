@@ -237,6 +237,7 @@ def about_expander(checkpoint: str, loaded, lang: str) -> None:
                     "unsure_about",
                     lang,
                     threshold=calibration.threshold,
+                    min_precision=calibration.min_precision or 0.0,
                     recall=calibration.recall,
                     precision=calibration.precision,
                     n=calibration.test_sentences,

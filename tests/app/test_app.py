@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from model import decode
+from model import confidence, decode
 from model.checkpoint import load_checkpoint
 from ui import models
 from ui.common import PRESENTATION_MAP_HEIGHT
@@ -525,6 +525,10 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
         note = next(w.value for w in at.warning if marker in w.value)
         score, threshold = re.findall(r"-\d+\.\d+", note)
         assert float(score) < float(threshold) and score != threshold, note  # never "-0.53, below -0.53"
+        # worded by how sure it is: how many judged translations as unsure were wrong (confidence.json)
+        wrong, judged = confidence.load_calibration(ROOT / "checkpoints" / "en-zh").wrong_at_most(float(score))
+        assert (f"{judged} judged translations" if lang == "en" else f"{judged} 个评判过的译文") in note, note
+        assert (f"{wrong} were wrong" if lang == "en" else f"有 {wrong} 个是错的") in note, note
         about = " ".join(c.value for c in at.caption)
         # stage 7 was trained on a GPU (config.json's stages_on_gpu), the stages before and after it on two CPU cores
         assert ("one of its stages on one GPU" if lang == "en" else "其中一个阶段在一块 GPU 上") in about, lang

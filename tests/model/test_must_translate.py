@@ -21,6 +21,7 @@ from model.data import (
     read_names,
 )
 from model.decode import translate
+from model.evaluate import contains_in_order
 
 from ..conftest import ROOT
 
@@ -28,20 +29,6 @@ from ..conftest import ROOT
 pytestmark = [pytest.mark.checkpoint, pytest.mark.slow]
 
 ROWS = read_must_translate()
-
-
-def contains_in_order(text: str, words: list[str], whole_words: bool = False) -> bool:
-    """Each word (or one of its a|b alternatives) found after the previous one. whole_words (German): as a word,
-    or with a genitive s ("Toms"), so "Rom" is not found in "Rome" or "Romärer"; Chinese has no spaces to
-    mark a word."""
-    position = 0
-    for word in words:
-        pattern = (lambda w: rf"\b{re.escape(w)}s?\b") if whole_words else re.escape
-        found = [m.end() for w in word.split("|") for m in [re.search(pattern(w), text[position:])] if m]
-        if not found:
-            return False
-        position += min(found)
-    return True
 
 
 def test_order_check_reads_alternatives_and_order():
@@ -60,7 +47,9 @@ def test_every_sentence_the_app_offers_is_listed():
     listed = {(r.english, r.language) for r in ROWS}
     offered = [(s, "zh") for s in (EXAMPLE, SHORT_PARTNER, LONG_PARTNER)]
     offered += [(s, "zh") for _, first, second in MINIMAL_PAIRS for s in (first, second)]
-    offered += [(s, "zh") for s in (ROOT / "checkpoints" / "en-zh" / "examples.txt").read_text().splitlines() if s]
+    for language in ("zh", "de"):
+        examples = (ROOT / "checkpoints" / f"en-{language}" / "examples.txt").read_text().splitlines()
+        offered += [(s, language) for s in examples if s]
     assert [o for o in offered if o not in listed] == []
 
 
