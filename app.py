@@ -143,7 +143,7 @@ def main() -> None:
     language_pair = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
     session.apply_link_view(cfg)
     session.open_cross_attention_on_the_best_aligner(get_alignment(checkpoint))
-    offered = views.selectors_for(widgets.current("page"), st.session_state.get("tab"))
+    offered = views.selectors_for(widgets.current("page"), st.session_state.get("tab"), st.session_state.get("lesson"))
     if st.session_state.get("browser_switching") and st.session_state.get("tab") in MAP_TABS:
         offered = tuple(s for s in offered if s not in ("layer", "head"))  # the maps' own lists choose them
     if not st.session_state.present:

@@ -68,6 +68,7 @@ class Lesson:
     # the values its prose's placeholders name, from the current model (a number in the prose stays true when the
     # checkpoint changes); None: the prose has no placeholders
     intro_values: Callable[[Context], dict] | None = None
+    reads: tuple[str, ...] = ()  # which SELECTORS its own view reads (the explorer view it shows reads its own)
 
 
 _VIEWS: dict[str, View] = {}
@@ -127,10 +128,16 @@ def linkable() -> tuple[str, ...]:
     return tuple(views()) + tuple(lessons())
 
 
-def selectors_for(page: str, view: str | None) -> tuple[str, ...]:
-    """The SELECTORS to offer: those the open explorer view reads; every one on the lessons page (its lessons
-    show several views)."""
-    if page == "lessons" or view not in views():
+def selectors_for(page: str, view: str | None, lesson: str | None = None) -> tuple[str, ...]:
+    """The SELECTORS to offer: those the open explorer view reads, or on the lessons page those the open lesson
+    reads (its own view's and those of the explorer view it shows); every one where neither is known."""
+    if page == "lessons":
+        if lesson not in lessons():
+            return SELECTORS
+        entry = lessons()[lesson]
+        shown = views()[entry.explorer_view].reads if entry.shows_view else ()
+        return tuple(s for s in SELECTORS if s in entry.reads or s in shown)
+    if view not in views():
         return SELECTORS
     return tuple(s for s in SELECTORS if s in views()[view].reads)
 

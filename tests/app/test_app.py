@@ -777,6 +777,27 @@ def test_a_view_offers_only_the_choices_it_reads_and_the_others_are_kept(checkpo
     assert "layer 2" in figures(open_tab(at, "tab_cross"))["heatmap-cross"]["layout"]["title"]["text"]
 
 
+def test_a_lesson_offers_only_the_choices_it_reads(checkpoint_root):
+    """Issue 59: the layer, head, method and word level stayed in the sidebar on the lessons that ignore them
+    (residual stream, feed-forward network, output layer, attention is learned); each lesson's registry entry says
+    what its own view reads, and the explorer view it shows reads its own."""
+    from ui.views import lessons
+
+    at = run_app(s="I like tea.")
+    for key in lessons():
+        at.session_state["page"], at.session_state["lesson"] = "lessons", key
+        at.run()
+        assert not at.exception, key
+        shown = {k for k in ("layer", "head", "attribution_method") if any(s.key == k for s in at.selectbox)}
+        shown |= {"word_level"} if any(c.key == "word_level" for c in at.checkbox) else set()
+        if key in ("lesson_residual", "lesson_ffn", "lesson_output", "lesson_learned"):
+            assert shown == set(), key
+        if key in ("lesson_multihead", "lesson_masks"):  # they show the encoder's and the decoder's maps
+            assert shown == {"layer", "head", "attribution_method", "word_level"}, key
+        if key in ("lesson_positions", "lesson_encoder_decoder"):
+            assert shown == {"layer", "head"}, key
+
+
 @pytest.mark.checkpoint
 def test_cross_attention_opens_on_the_best_aligner_unless_a_link_or_the_user_chose(monkeypatch):
     """Issue 36: "Tom chases Jerry." opened cross-attention on layer 1, head 1, which shows the seeds' links only

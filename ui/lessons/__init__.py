@@ -55,9 +55,18 @@ register(
         own_view=show_padding,
         heading="padding_heading",
         widgets=("padding_other",),
+        reads=("layer", "head"),
     )
 )
-register(Lesson("lesson_positions", "tab_positional", own_view=show_word_order, widgets=("order_a", "order_b")))
+register(
+    Lesson(
+        "lesson_positions",
+        "tab_positional",
+        own_view=show_word_order,
+        widgets=("order_a", "order_b"),
+        reads=("layer", "head"),
+    )
+)
 register(
     Lesson(
         "lesson_residual",
@@ -67,9 +76,17 @@ register(
     )
 )
 register(Lesson("lesson_ffn", None, own_view=show_ffn))
-register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention))
+register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention, reads=("layer", "head")))
 register(Lesson("lesson_output", "tab_decoding", own_view=show_output_layer, widgets=("output_step",)))
-register(Lesson("lesson_explanation", "tab_cross", own_view=show_explanation, widgets=("explain_step", "explain_ig")))
+register(
+    Lesson(
+        "lesson_explanation",
+        "tab_cross",
+        own_view=show_explanation,
+        widgets=("explain_step", "explain_ig"),
+        reads=("layer",),
+    )
+)
 register(
     Lesson("lesson_learned", None, own_view=show_learned, widgets=LEARNED_WIDGETS, intro_values=learned_intro_values)
 )
