@@ -137,14 +137,16 @@ def parse_link(
     may show; repeated: parameter -> how many times the link gives it (more than once: the last is used, with a
     notice)."""
     state = LinkState()
+    said_as = {}  # a parameter's name as the link wrote it, where that was an older name
     if "flow" in params and "method" not in params:  # an older link's name for it
         params = {("method" if name == "flow" else name): value for name, value in params.items()}
+        said_as["method"] = "flow"
     for name, count in (repeated or {}).items():
         if count > 1:
             state.notices.append(Notice(name, shorten(params.get(name, "")), "repeated", str(count)))
 
     def ignore(name: str) -> None:
-        state.notices.append(Notice(name, shorten(params[name]), "ignored"))
+        state.notices.append(Notice(said_as.get(name, name), shorten(params[name]), "ignored"))
 
     for name, attribute in (("s", "sentence"), ("s2", "second_sentence")):
         if name in params:
@@ -227,13 +229,13 @@ def parse_link(
 def fit_view(
     layer: int | None, head: str | None, deepest: int, n_heads: int
 ) -> tuple[int | None, str | None, list[Notice]]:
-    """Check a link's layer and head against the checkpoint: a layer past the deepest stack becomes the last
-    layer, a head past the last becomes head 1; each change is a notice."""
+    """Check a link's layer and head against the checkpoint, by one rule: a value past the last becomes the last
+    (a layer past the deepest stack, a head past the last head); each change is a notice."""
     notices = []
     if layer is not None and layer > deepest:
         notices.append(Notice("layer", str(layer), "clamped", str(deepest)))
         layer = deepest
     if head is not None and head != "mean" and int(head) > n_heads:
-        notices.append(Notice("head", head, "clamped", "1"))
-        head = "1"
+        notices.append(Notice("head", head, "clamped", str(n_heads)))
+        head = str(n_heads)
     return layer, head, notices

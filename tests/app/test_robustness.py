@@ -58,7 +58,8 @@ def test_a_bad_link_value_is_ignored_with_a_notice(checkpoint_root, query, param
 
 @pytest.mark.parametrize(
     "query, parameter, used",
-    [({"layer": "40"}, "layer", 2), ({"head": "99"}, "head", "1"), ({"beam": "99"}, "beam", 8)],
+    # one rule (issue 59): past the last is the last (the tiny model: 2 layers, 4 heads)
+    [({"layer": "40"}, "layer", 2), ({"head": "99"}, "head", "4"), ({"beam": "99"}, "beam", 8)],
 )
 def test_an_out_of_range_link_value_is_clamped_with_a_notice(checkpoint_root, query, parameter, used):
     at = run_app(**query)

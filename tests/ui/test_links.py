@@ -108,3 +108,9 @@ def test_the_registry_is_complete_whichever_module_is_imported_first(first):
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.split() == [str(len(views())), str(len(lessons()))]
+
+
+def test_an_older_names_bad_value_is_named_as_the_link_wrote_it():
+    """Issue 59: flow=bogus was reported as "method"."""
+    state = parse({"flow": "bogus"})
+    assert [(n.parameter, n.value) for n in state.notices] == [("flow", "bogus")]
