@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from model.checkpoint import load_checkpoint  # noqa: E402
-from model.data import read_must_translate  # noqa: E402
-from model.evaluate import contains_in_order, translate_corpus  # noqa: E402
+from model.data import MUST_TRANSLATE_CHINESE, read_must_translate  # noqa: E402
+from model.evaluate import translate_corpus, translated_right  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -26,11 +26,12 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     loaded = load_checkpoint(args.checkpoint)
     language = loaded.metadata["target_language"]
-    rows = [r for r in read_must_translate() if r.language == language]
+    listed = read_must_translate(MUST_TRANSLATE_CHINESE) if loaded.metadata["source_language"] == "zh" else None
+    rows = [r for r in (listed or read_must_translate()) if r.language == language]
     outputs = translate_corpus(
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [r.english for r in rows]
     )
-    right = [contains_in_order(o, r.words, whole_words=language == "de") for r, o in zip(rows, outputs)]
+    right = [translated_right(o, r.words, language) for r, o in zip(rows, outputs)]
     if args.table:
         for row, output, ok in zip(rows, outputs, right):
             if not ok:

@@ -1,5 +1,5 @@
-"""Score a training run's epoch weights, and averages of them, as the en-zh model card's lever tables do: the
-must-translate rows (zh), the Tatoeba validation split (all 1,000), the everyday set and the Tatoeba
+"""Score a training run's epoch weights, and averages of them, as the model cards' lever tables do: the
+must-translate rows (of the run's languages), the validation split, the everyday set (an English source) and the
 test split, greedy.
 
     python benchmarks/score_run_epochs.py runs/en-zh-nolex 1 2 1+2 shipped+1
@@ -29,10 +29,10 @@ from safetensors.torch import load_file  # noqa: E402
 
 from model import train  # noqa: E402
 from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
-from model.data import load_splits, read_everyday, read_must_translate  # noqa: E402
-from model.evaluate import contains_in_order, score, stutter_share, translate_corpus_ids  # noqa: E402
+from model.data import MUST_TRANSLATE_CHINESE, load_splits, read_everyday, read_must_translate  # noqa: E402
+from model.evaluate import bleu_tokenizer_for, score, stutter_share, translate_corpus_ids, translated_right  # noqa: E402
 from model.tokenizer import Tokenizer  # noqa: E402
-from model.transformer import Transformer  # noqa: E402
+from model.transformer import Transformer, TransformerConfig  # noqa: E402
 
 
 def main(argv: list[str]) -> None:
@@ -45,28 +45,43 @@ def main(argv: list[str]) -> None:
         else:
             raise SystemExit(f"unknown option {argv[0]}")
     run, specs = Path(argv[0]), argv[1:]
-    base = load_checkpoint(ROOT / "checkpoints" / "en-zh")
-    source, target = base.source_tokenizer, base.target_tokenizer
+    source_language, language = train.LANGUAGES[corpus]
+    shipped_dir = ROOT / "checkpoints" / f"{source_language}-{language}"
+    base = load_checkpoint(shipped_dir) if shipped_dir.exists() else None
     if (run / "source.model").exists():
         source, target = Tokenizer.load(run / "source.model"), Tokenizer.load(run / "target.model")
-    same_shape = (source.vocab_size, target.vocab_size) == (
-        base.source_tokenizer.vocab_size,
-        base.target_tokenizer.vocab_size,
+    else:
+        source, target = base.source_tokenizer, base.target_tokenizer
+    joint = (run / "source.model").exists() and (run / "source.model").read_bytes() == (
+        run / "target.model"
+    ).read_bytes()
+    base_cfg = base.model.cfg if base else TransformerConfig(1, 1, norm_first=True)  # a run from scratch
+    cfg = replace(
+        base_cfg,
+        src_vocab_size=source.vocab_size,
+        tgt_vocab_size=target.vocab_size,
+        share_source_target_embeddings=joint or base_cfg.share_source_target_embeddings,
     )
-    cfg = replace(base.model.cfg, src_vocab_size=source.vocab_size, tgt_vocab_size=target.vocab_size)
     model = Transformer(cfg)
-    shipped = {k: v.clone() for k, v in base.model.state_dict().items() if k != "generator.weight"}  # tied
-    if not same_shape:  # a run that extended the shipped vocabularies: the shipped weights as the run began
-        try:
-            train.extend_weights(base, model, source, target)
-            shipped = {k: v.clone() for k, v in train.weights_to_save(model).items()}  # not the live rows
-        except ValueError:
-            shipped = None
-    rows = [r for r in read_must_translate() if r.language == "zh"]
+    shipped = None
+    if base is not None:
+        same_shape = (source.vocab_size, target.vocab_size) == (
+            base.source_tokenizer.vocab_size,
+            base.target_tokenizer.vocab_size,
+        )
+        shipped = {k: v.clone() for k, v in train.weights_to_save(base.model).items()}
+        if not same_shape:  # a run that extended the shipped vocabularies: the shipped weights as the run began
+            try:
+                train.extend_weights(base, model, source, target)
+                shipped = {k: v.clone() for k, v in train.weights_to_save(model).items()}  # not the live rows
+            except ValueError:
+                shipped = None
+    listed = read_must_translate(MUST_TRANSLATE_CHINESE) if source_language == "zh" else read_must_translate()
+    rows = [r for r in listed if r.language == language]
     splits = load_splits(corpus)
     sets = {
         "valid": splits.valid,
-        "everyday": read_everyday("zh"),
+        **({"everyday": read_everyday(language)} if source_language == "en" else {}),
         "test": splits.test,
         **{name: examples for name, examples in splits.domains.items() if name.endswith("_valid")},
     }
@@ -79,7 +94,7 @@ def main(argv: list[str]) -> None:
 
     for spec in specs:
         if "shipped" in spec.split("+") and shipped is None:
-            raise SystemExit(f"{run} has other tokenizers than checkpoints/en-zh: 'shipped' cannot be scored with it")
+            raise SystemExit(f"{run} has other tokenizers than {shipped_dir}: 'shipped' cannot be scored with it")
         weights = [
             shipped if e == "shipped" else load_file(str(run / f"epoch{int(e):03d}.safetensors"))
             for e in spec.split("+")
@@ -87,7 +102,7 @@ def main(argv: list[str]) -> None:
         apply_weights(model, {k: sum(w[k].float() for w in weights) / len(weights) for k in weights[0]})
         model.eval()
         outputs, _ = translate([r.english for r in rows])
-        right = [contains_in_order(o, r.words) for o, r in zip(outputs, rows)]
+        right = [translated_right(o, r.words, language) for o, r in zip(outputs, rows)]
         line = {"weights": spec}
         for group in dict.fromkeys(r.group for r in rows):
             line[f"must_{group}"] = (
@@ -95,7 +110,7 @@ def main(argv: list[str]) -> None:
             )
         for name, examples in sets.items():
             hyps, ids = translate([x.source for x in examples])
-            scores = score(hyps, examples, "zh")
+            scores = score(hyps, examples, bleu_tokenizer_for(language))
             line.update(
                 {
                     f"{name}_bleu": scores["bleu"],

@@ -26,9 +26,9 @@ import torch
 import torch.nn.functional as F
 
 from .cli import corpus_of, open_checkpoint
-from .data import DEFAULT_DATA_DIR, Example, load_splits, read_must_translate
+from .data import DEFAULT_DATA_DIR, MUST_TRANSLATE_CHINESE, Example, load_splits, read_must_translate
 from .decode import encode_source, greedy_batch, max_output_length, pad_batch
-from .evaluate import contains_in_order
+from .evaluate import translated_right
 from .tokenizer import BOS_ID, EOS_ID
 from .transformer import Transformer
 
@@ -180,12 +180,10 @@ def offered_judgements(model, source_tokenizer, target_tokenizer, language: str)
     """The sentences the app offers (the must-translate list's "app" rows into this target language), judged by
     their words: (english, the greedy translation, bad?). Right translations the class sees first, beside the
     judged validation sentences, so the threshold is not chosen above one of them."""
-    rows = [r for r in read_must_translate() if r.language == language and r.group == "app"]
+    listed = read_must_translate(MUST_TRANSLATE_CHINESE) if language == "en" else read_must_translate()
+    rows = [r for r in listed if r.language == language and r.group == "app"]
     out = greedy_with_confidence(model, source_tokenizer, target_tokenizer, [r.english for r in rows])
-    return [
-        (r.english, text, not contains_in_order(text, r.words, whole_words=language == "de"))
-        for r, (text, _) in zip(rows, out)
-    ]
+    return [(r.english, text, not translated_right(text, r.words, language)) for r, (text, _) in zip(rows, out)]
 
 
 def _measured(

@@ -38,6 +38,14 @@ def contains_in_order(text: str, words: list[str], whole_words: bool = False) ->
     return True
 
 
+def translated_right(output: str, words: list[str], language: str) -> bool:
+    """A must-translate row's check in its target language: German word by word (contains_in_order's
+    whole_words), English case ignored and by stem ("chas" finds chases and chasing), Chinese as written."""
+    if language == "en":
+        return contains_in_order(output.lower(), [w.lower() for w in words])
+    return contains_in_order(output, words, whole_words=language == "de")
+
+
 def reference_streams(examples: list[Example]) -> list[list[str | None]]:
     """sacrebleu's reference streams: the i-th reference of every sentence, None where a sentence has fewer."""
     n_refs = max(len(e.references) for e in examples)
