@@ -18,7 +18,7 @@ import torch
 
 from model.checkpoint import CheckpointError, list_checkpoints, read_metadata
 from ui import navigation, session, views, widgets
-from ui.attention import MAP_TABS, translation_notes
+from ui.attention import switches_in_browser, translation_notes
 from ui.cache import page_runs
 from ui.checkpoints import checkpoint_root
 from ui.common import Context
@@ -144,7 +144,8 @@ def main() -> None:
     session.apply_link_view(cfg)
     session.open_cross_attention_on_the_best_aligner(get_alignment(checkpoint))
     offered = views.selectors_for(widgets.current("page"), st.session_state.get("tab"), st.session_state.get("lesson"))
-    if st.session_state.get("browser_switching") and st.session_state.get("tab") in MAP_TABS:
+    open_view = st.session_state.get("tab", next(iter(views.views())))  # a new page opens on the first view
+    if widgets.current("page") == "explore" and switches_in_browser(open_view):
         offered = tuple(s for s in offered if s not in ("layer", "head"))  # the maps' own lists choose them
     if not st.session_state.present:
         view_selectors(cfg, lang, offered)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 
@@ -12,7 +14,17 @@ from model import align, attribute, decode, export
 from model.confidence import mean_log_prob
 from ui import models, widgets
 from ui.cache import failed
-from ui.common import KIND_TAB, Context, attention_heatmap, axis_names, chart, head_name, inspect_head, layer_of_kind
+from ui.common import (
+    KIND_TAB,
+    PLOTLY_CONFIG,
+    Context,
+    attention_heatmap,
+    axis_names,
+    chart,
+    head_name,
+    inspect_head,
+    layer_of_kind,
+)
 from ui.decoding import show_trail
 from ui.handout import handout, handout_labels, kind_document
 from ui.models import get_alignment, get_attribution, get_calibration, get_model
@@ -93,6 +105,34 @@ def show_piece_alternatives(tr: decode.Translation, step: int, checkpoint: str, 
             args=(checkpoint, step, piece),
             width="stretch",
         )
+
+
+def browser_switching_default() -> bool:
+    """The toggle's starting value: on, unless the server's operator set ATTENTION_EXPLORER_SWITCH_IN_BROWSER=0
+    (the app's own tests of the server's maps do, as AppTest runs no page script)."""
+    return os.environ.get("ATTENTION_EXPLORER_SWITCH_IN_BROWSER", "1") != "0"
+
+
+def switches_in_browser(tab: str | None) -> bool:
+    """Whether the open view's map is switched in the page (every layer and head sent once, a switch drawn there
+    with no server run): on by default, for the three attention views wherever their map shows the raw weights
+    of pieces (another method and word level need the server's map, with the sidebar's layer and head),
+    presenting or not. The one rule the sidebar and the views read."""
+    return bool(
+        st.session_state.get("browser_switching", browser_switching_default())
+        and tab in MAP_TABS
+        and widgets.current("attribution_method") in (None, attribute.RAW)
+        and not widgets.current("word_level")
+    )
+
+
+def open_clicked_head(kind: str) -> None:
+    """A click on a thumbnail's title in the server's layers x heads grid opens that head (the see-through marker
+    there carries its layer and head, from 1: viz.attention.attention_grid)."""
+    points = st.session_state[f"grid-{kind}"].selection.points
+    if points:
+        layer, head = (int(v) for v in points[0]["customdata"][:2])
+        st.session_state.update(layer=layer, head=str(head), view_chosen=True)
 
 
 def attribution_selector(container, lang: str, **kwargs) -> str:
@@ -233,12 +273,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
     # switch draws there, without a server run (the layer and head reach the server through the link). The
     # server's own map is then not built at all.
-    in_browser = (
-        st.session_state.get("browser_switching")
-        and attribution is None
-        and not word_level
-        and not st.session_state.present
-    )
+    in_browser = attribution is None and switches_in_browser(KIND_TAB[kind])
     if attribution is None:
         method = attribute.RAW
     if in_browser:
@@ -323,7 +358,12 @@ def show_attention(ctx: Context, kind: str) -> None:
         on_click="ignore",
         help=t("download_html_help", lang),
     )
-    st.toggle(t("browser_switching", lang), key="browser_switching", help=t("browser_switching_help", lang))
+    st.toggle(
+        t("browser_switching", lang),
+        key="browser_switching",
+        value=st.session_state.get("browser_switching", browser_switching_default()),
+        help=t("browser_switching_help", lang),
+    )
     if in_browser:
         return  # the grid is in the page's own drawing
     # the chosen head, outlined in the grid, where the map shows one head
@@ -346,7 +386,15 @@ def show_attention(ctx: Context, kind: str) -> None:
             key_label=t("key", lang),
         ),
     )
-    chart(grid, key=f"grid-{kind}")
+    # a thumbnail's click opens its head (the page's own grid does the same when the maps switch in the browser)
+    st.plotly_chart(
+        grid,
+        key=f"grid-{kind}",
+        config=PLOTLY_CONFIG,
+        width="stretch",
+        on_select=functools.partial(open_clicked_head, kind),
+        selection_mode="points",
+    )
     st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))
 
 

@@ -344,6 +344,22 @@ def attention_grid(
                 name="masked",
             )
         )
+    # One see-through marker on each thumbnail's title, carrying its layer and head: a click on it selects the
+    # point (a heatmap cell cannot be selected), which the app reads to open that head.
+    traces.append(
+        go.Scatter(
+            x=[col * col_step + (n_k - 1) / 2 for row in range(n_layers) for col in range(n_heads)],
+            y=[row * row_step - 0.5 - 0.35 * (row_step - n_q) for row in range(n_layers) for col in range(n_heads)],
+            customdata=[
+                [int(heads[row, col, 0]), int(heads[row, col, 1])] for row in range(n_layers) for col in range(n_heads)
+            ],
+            mode="markers",
+            marker=dict(size=28, symbol="square", opacity=0),
+            hoverinfo="none",
+            showlegend=False,
+            name="open",
+        )
+    )
     titles = [
         dict(
             text=f"L{heads[row, col, 0]} H{heads[row, col, 1]}" + (f" · {notes[row][col]}" if notes else ""),

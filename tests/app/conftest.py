@@ -24,6 +24,13 @@ def nothing_computed_ahead(monkeypatch):
     models.attribution_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: after what it holds
 
 
+@pytest.fixture(autouse=True)
+def server_maps(monkeypatch):
+    """The attention views open on the server's maps, which AppTest can read (the page switches them in the
+    browser by default, in a script AppTest does not run; tests of that default unset this)."""
+    monkeypatch.setenv("ATTENTION_EXPLORER_SWITCH_IN_BROWSER", "0")
+
+
 @pytest.fixture
 def checkpoint_root(tiny_checkpoint, tmp_path, monkeypatch):
     """A checkpoints/ folder with two tiny checkpoints, so the selector has a choice."""

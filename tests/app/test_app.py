@@ -602,7 +602,7 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
 
 
 def test_presentation_mode_moves_the_view_choices_above_the_maps_and_lives_in_the_url(checkpoint_root):
-    at = run_app(present="1")
+    at = run_app(present="1", s="I like tea.")
     assert not at.exception
     assert (
         at.session_state["present"] is True and at.query_params["present"] == ["1"] or at.query_params["present"] == "1"
@@ -610,7 +610,7 @@ def test_presentation_mode_moves_the_view_choices_above_the_maps_and_lives_in_th
     sidebar_keys = {w.key for w in at.sidebar.selectbox}
     assert "layer" not in sidebar_keys and "head" not in sidebar_keys
     assert at.selectbox(key="layer") is not None and at.selectbox(key="head") is not None
-    normal = figures(run_app())["heatmap-encoder_self"]["layout"]
+    normal = figures(run_app(s="I like tea."))["heatmap-encoder_self"]["layout"]
     large = figures(at)["heatmap-encoder_self"]["layout"]
     # larger labels for the back row, and the whole map within the first screen's height (rows may be shorter
     # than the page's, whose map scrolls, but never their labels smaller)

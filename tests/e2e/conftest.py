@@ -87,8 +87,19 @@ def run_streamlit(env_overrides: dict[str, str] | None = None, script: str = "ap
 
 @pytest.fixture(scope="module")
 def streamlit_server(tiny_checkpoint):
+    """The app on the shipped checkpoints (the tiny one without them), its attention views on the server's maps,
+    whose figures these tests measure (the page switches them in the browser by default: tests/e2e/test_instant.py
+    and the tests that ask for default_server)."""
     overrides = {} if SHIPPED.exists() else {"ATTENTION_EXPLORER_CHECKPOINTS": str(tiny_checkpoint.parent)}
-    with run_streamlit(overrides) as (url, _):
+    with run_streamlit({**overrides, "ATTENTION_EXPLORER_SWITCH_IN_BROWSER": "0"}) as (url, _):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def default_server(tiny_checkpoint):
+    """The app as `streamlit run app.py` starts it: the attention maps switched in the browser."""
+    overrides = {} if SHIPPED.exists() else {"ATTENTION_EXPLORER_CHECKPOINTS": str(tiny_checkpoint.parent)}
+    with run_streamlit({**overrides, "ATTENTION_EXPLORER_SWITCH_IN_BROWSER": "1"}) as (url, _):
         yield url
 
 

@@ -103,7 +103,8 @@ def test_grid_shows_every_layer_and_head_as_a_titled_tile_and_frames_the_selecte
         [np.stack([random_attention(4, 5, seed=10 * layer + head) for head in range(3)]) for layer in range(2)]
     )
     fig = attention_grid(attention, highlight=(1, 2))
-    assert len(fig.data) == 1  # one trace for all six heads, not a subplot each
+    # one trace for all six heads, not a subplot each (and the see-through markers a click on a title selects)
+    assert [trace.type for trace in fig.data] == ["heatmap", "scatter"]
     tiles = np.array(fig.data[0].z, dtype=float)
     index = np.array(fig.data[0].customdata)
     titles = {a.text: (a.x, a.y) for a in fig.layout.annotations}
@@ -125,6 +126,11 @@ def test_grid_shows_every_layer_and_head_as_a_titled_tile_and_frames_the_selecte
     rows, cols = np.nonzero((index[..., 0] == 2) & (index[..., 1] == 3))
     assert frame.x0 < cols.min() and frame.x1 > cols.max() and frame.y0 < titles["L2 H3"][1] and frame.y1 > rows.max()
     assert frame.y0 > 3.5  # below the tile above it, whose last row is row 3
+    # a click on a title selects the marker on it, which names that title's layer and head
+    markers = fig.data[1]
+    for (x, y), (layer, head) in zip(zip(markers.x, markers.y), markers.customdata):
+        title_x, title_y = titles[f"L{layer} H{head}"]
+        assert x == title_x and title_y - 1 < y < title_y
 
 
 def test_grid_of_decoder_maps_greys_masked_cells():
@@ -132,7 +138,7 @@ def test_grid_of_decoder_maps_greys_masked_cells():
     mask = causal_mask(n)
     attention = np.stack([np.stack([np.tril(random_attention(n, n, seed=head)) for head in range(2)])])
     fig = attention_grid(attention, masked=mask)
-    weights, grey = (np.array(trace.z, dtype=float) for trace in fig.data)
+    weights, grey = (np.array(trace.z, dtype=float) for trace in fig.data if trace.type == "heatmap")
     first = weights[:n, :n]
     assert np.isnan(first[mask]).all() and not np.isnan(first[~mask]).any()
     assert (grey[:n, :n][mask] == 1).all() and np.isnan(grey[:n, :n][~mask]).all()
