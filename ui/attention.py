@@ -412,6 +412,7 @@ def show_in_browser(tr: decode.Translation, kind: str, layer: int, head: str, la
         layer - 1,
         head if head == "mean" else int(head) - 1,
         STATIC_URL,
+        present=bool(st.session_state.get("present")),
     )
     longest = max((len(k) for k in keys), default=1)
     map_height = max(320, 140 + 26 * len(queries) + (longest * 6 if len(keys) > 8 else 18))  # as viz/handout.js

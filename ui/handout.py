@@ -29,6 +29,7 @@ def handout_labels(lang: str) -> dict:
         for key in ("title", "pieces", "position", "piece", "probability", "grid", "grid_hint", "footer")
     }
     labels.update(layer=t("layer", lang), head=t("head", lang), mean=t("mean_heads", lang), weight=t("weight", lang))
+    labels.update(mean_short=t("mean_short", lang))
     labels.update(layer_n=t("layer_n", lang), head_n=t("head_n", lang), masked=t("masked_cell", lang))
     return labels
 

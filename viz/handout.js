@@ -43,7 +43,7 @@ function figure(k, shown, masked, title) {
   // masked cells with their x, the white borders. Its hover is off: the page's own (hover) reads the painted map.
   const values = showsValues(n, m);
   const traces = [{type: "heatmap", z: shown, x, y, colorscale: DATA.colorscale, zmin: 0, zmax: 1,
-    texttemplate: values ? "%{z:.2f}" : "", textfont: {size: 10},
+    texttemplate: values ? "%{z:.2f}" : "", textfont: {size: DATA.font_size - 2},
     colorbar: {title: {text: LABELS.weight}, thickness: 12}, hoverinfo: "none"}];
   if (k.masked && values) {
     const grey = shown.map((row, i) => row.map((_, j) => (masked(i, j) ? 1 : null)));
@@ -70,7 +70,7 @@ function figure(k, shown, masked, title) {
     height: Math.max(320, 140 + 26 * n + (m > 8 ? longest * 6 : 18)),
     shapes: [{type: "path", path: borders, layer: "above", line: {color: "white", width: 1}}],
     plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
-    font: {family: getComputedStyle(document.body).fontFamily},
+    font: {family: getComputedStyle(document.body).fontFamily, size: DATA.font_size},
   };
   return {traces, layout};
 }
@@ -92,7 +92,7 @@ function paint() {
   const xa = full.xaxis, ya = full.yaxis;
   const xs = [...Array(m + 1).keys()].map((j) => xa.l2p(j - 0.5));
   const ys = [...Array(n + 1).keys()].map((i) => ya.l2p(i - 0.5));
-  g.font = `10px ${getComputedStyle(document.body).fontFamily}`;
+  g.font = `${DATA.font_size - 2}px ${getComputedStyle(document.body).fontFamily}`;
   g.textAlign = "center"; g.textBaseline = "middle";
   for (let i = 0; i < n; i++) {
     const top = Math.min(ys[i], ys[i + 1]), height = Math.abs(ys[i + 1] - ys[i]);
@@ -194,10 +194,15 @@ function thumbnails() {
   const size = Math.max(24, Math.min(56, Math.floor((document.body.clientWidth - 64) / (heads + 1)) - 8));
   grid.style.gridTemplateColumns = `max-content repeat(${heads + 1}, ${size + 4}px)`;
   grid.style.setProperty("--thumb", `${size}px`);
-  grid.appendChild(document.createElement("span"));
+  // The corner names the columns (head), each column its number, the last the mean: a header such as
+  // "第 1 个头" broke over two lines in a thumbnail's width.
+  const corner = document.createElement("span");
+  corner.textContent = LABELS.head;
+  grid.appendChild(corner);
   for (let h = 0; h <= heads; h++) {
     const s = document.createElement("span");
-    s.textContent = headName(h < heads ? h : "mean");
+    s.textContent = h < heads ? String(h + 1) : LABELS.mean_short;
+    s.title = headName(h < heads ? h : "mean");
     grid.appendChild(s);
   }
   for (let l = 0; l < layers; l++) {

@@ -55,12 +55,13 @@ table {border-collapse: collapse} td, th {border: 1px solid #ddd; padding: 2px 8
 button.kind {font: inherit; padding: 6px 12px; border: 1px solid #bbb; background: #fff; border-radius: 6px;
   cursor: pointer}
 button.kind.on {border-color: #ff4b4b; color: #ff4b4b}
-select {font: inherit; padding: 3px}
+select {font: inherit; padding: 4px 8px; border: 1px solid #d0d0d6; border-radius: 8px; background: #fff;
+  color: inherit}
 #grid {display: grid; gap: 4px; align-items: center; justify-content: start}
 #grid canvas {width: var(--thumb, 56px); height: var(--thumb, 56px); cursor: pointer; border: 2px solid transparent;
   image-rendering: pixelated}
 #grid canvas.on {border-color: #d62728}
-#grid span {font-size: 0.8rem; color: #555; text-align: center}
+#grid span {font-size: 0.8rem; color: #555; text-align: center; white-space: nowrap}
 #mapbox {position: relative}
 #cells {position: absolute; pointer-events: none}
 #hover {position: absolute; pointer-events: none; white-space: pre; background: #262730; color: white;
@@ -69,10 +70,11 @@ footer {color: #777; font-size: 0.8rem; margin-top: 24px}
 """
 
 
-def page_data(document: dict, embedded: bool = False, layer: int = 0, head: str = "mean") -> dict:
+def page_data(document: dict, embedded: bool = False, layer: int = 0, head: str = "mean", font_size: int = 12) -> dict:
     """What the page's script reads: every kind's maps (4 decimals), the colour scale, where to start (0-based
-    layer, "mean" or a 0-based head), and whether it sits inside the app (embedded: it then writes the app's link,
-    document["link"], with the chosen layer and head, into the app's address bar instead of its own)."""
+    layer, "mean" or a 0-based head), whether it sits inside the app (embedded: it then writes the app's link,
+    document["link"], with the chosen layer and head, into the app's address bar instead of its own), and the
+    map's font size (larger for a projector's back row)."""
     kinds = {
         kind: dict(entry, weights=rounded(entry["weights"]))
         for kind, entry in document["kinds"].items()
@@ -85,6 +87,7 @@ def page_data(document: dict, embedded: bool = False, layer: int = 0, head: str 
         masked_color=MASKED_COLOR,
         embedded=embedded,
         start=dict(layer=layer, head=head),
+        font_size=font_size,
         link=document.get("link", {}),  # embedded: the app's link, whose layer and head the page keeps current
     )
 
@@ -114,19 +117,22 @@ const LABELS = {_script_json(labels)};
 </script>"""
 
 
-def switcher_html(document: dict, labels: dict, lang: str, layer: int, head: str, static_url: str) -> str:
+def switcher_html(
+    document: dict, labels: dict, lang: str, layer: int, head: str, static_url: str, present: bool = False
+) -> str:
     """The app's own maps of one kind, switched in the browser (an iframe in the page): the layer and head lists,
     the map and the layers x heads grid, as in the handout. Plotly and the Chinese font come from the app's
     static files (static_url: where the app serves static/), so the page sent per sentence holds only its
     numbers. A switch writes the app's link with its layer and head into the address bar, where the server reads
-    them at its next run (ui.session.adopt_browser_view): no script run per switch."""
-    data = page_data(document, embedded=True, layer=layer, head=head)
+    them at its next run (ui.session.adopt_browser_view): no script run per switch. present: the projector's
+    sizes (larger text, as the app's presentation mode)."""
+    data = page_data(document, embedded=True, layer=layer, head=head, font_size=15 if present else 12)
     return f"""<!doctype html>
 <html lang="{_escape(lang)}"><head><meta charset="utf-8">
 <style>@font-face{{font-family:{FAMILY};src:url({static_url}/cjk-subset.woff2) format("woff2");
 unicode-range:{UNICODE_RANGE}}}
 {STYLE}
-body {{margin: 0}} #controls {{margin: 0 0 6px}}</style>
+body {{margin: 0; font-size: {"1.25rem" if present else "1rem"}}} #controls {{margin: 0 0 6px}}</style>
 <script src="{static_url}/{PLOTLY_JS.name}"></script>
 </head><body>
 {_controls(data, labels)}
