@@ -351,7 +351,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     model_name = Path(ctx.checkpoint).name
     html_button.download_button(
         t("download_html", lang),
-        lambda: handout(fetch(), lang, model_name, languages),
+        lambda: handout(fetch(), lang, model_name, languages, kind, layer, head),
         file_name="attention.html",
         mime="text/html",
         key=f"html-{kind}",

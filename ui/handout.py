@@ -34,8 +34,17 @@ def handout_labels(lang: str) -> dict:
     return labels
 
 
-def handout(tr: decode.Translation, lang: str, model_name: str, languages: tuple[str, str]) -> str:
-    """tr's page: every kind, layer and head, the pieces and their probabilities, labels in lang (en or zh)."""
+def handout(
+    tr: decode.Translation,
+    lang: str,
+    model_name: str,
+    languages: tuple[str, str],
+    kind: str | None = None,
+    layer: int = 1,
+    head: str = "mean",
+) -> str:
+    """tr's page: every kind, layer and head, the pieces and their probabilities, labels in lang (en or zh); it
+    opens on kind, layer (from 1) and head ("mean" or from 1): the map on screen."""
     source, target = (language_name(code, lang) for code in languages)
     document = dict(
         source=tr.source_text,
@@ -44,4 +53,5 @@ def handout(tr: decode.Translation, lang: str, model_name: str, languages: tuple
         pieces=[[piece, float(p)] for piece, p in zip(tr.target_pieces, tr.token_probs)],
         kinds={kind: kind_document(tr, kind, lang, languages) for kind in KIND_TAB},
     )
-    return handout_html(document, handout_labels(lang), lang)
+    start_head = head if head == "mean" else int(head) - 1
+    return handout_html(document, handout_labels(lang), lang, kind, layer - 1, start_head)

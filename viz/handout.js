@@ -1,6 +1,7 @@
 // The handout's own switching (viz/handout.py): runs in the browser on the page's DATA and LABELS.
 let drawnKind = null;  // the kind whose axes the map has now
-const state = {kind: DATA.order[DATA.order.length - 1], layer: DATA.start.layer, head: DATA.start.head};
+const state = {kind: DATA.start.kind || DATA.order[DATA.order.length - 1], layer: DATA.start.layer,
+  head: DATA.start.head};
 const layerName = (l) => LABELS.layer_n.replace("{n}", l + 1);  // "layer 2", "第 2 层"
 const headName = (h) => (h === "mean" ? LABELS.mean : LABELS.head_n.replace("{n}", h + 1));
 const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -245,3 +246,6 @@ if (DATA.kinds[linked[0]]) {
   state.head = linked[2] && linked[2] !== "mean" ? Number(linked[2]) - 1 : "mean";
   choose(linked[0]);
 } else choose(state.kind);
+// The labels were laid out before the page's Chinese font had loaded, measured in a fallback font: the longest
+// row labels then lost their first character. Once every font has loaded, the axes are laid out again.
+document.fonts.ready.then(() => { drawnKind = null; draw(); });

@@ -70,11 +70,18 @@ footer {color: #777; font-size: 0.8rem; margin-top: 24px}
 """
 
 
-def page_data(document: dict, embedded: bool = False, layer: int = 0, head: str = "mean", font_size: int = 12) -> dict:
-    """What the page's script reads: every kind's maps (4 decimals), the colour scale, where to start (0-based
-    layer, "mean" or a 0-based head), whether it sits inside the app (embedded: it then writes the app's link,
-    document["link"], with the chosen layer and head, into the app's address bar instead of its own), and the
-    map's font size (larger for a projector's back row)."""
+def page_data(
+    document: dict,
+    embedded: bool = False,
+    layer: int = 0,
+    head: str | int = "mean",
+    font_size: int = 12,
+    start_kind: str | None = None,
+) -> dict:
+    """What the page's script reads: every kind's maps (4 decimals), the colour scale, where to start (the kind,
+    by default the last; a 0-based layer; "mean" or a 0-based head), whether it sits inside the app (embedded: it
+    then writes the app's link, document["link"], with the chosen layer and head, into the app's address bar
+    instead of its own), and the map's font size (larger for a projector's back row)."""
     kinds = {
         kind: dict(entry, weights=rounded(entry["weights"]))
         for kind, entry in document["kinds"].items()
@@ -86,7 +93,7 @@ def page_data(document: dict, embedded: bool = False, layer: int = 0, head: str 
         colorscale=[[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)],
         masked_color=MASKED_COLOR,
         embedded=embedded,
-        start=dict(layer=layer, head=head),
+        start=dict(kind=start_kind if start_kind in kinds else None, layer=layer, head=head),
         font_size=font_size,
         link=document.get("link", {}),  # embedded: the app's link, whose layer and head the page keeps current
     )
@@ -142,14 +149,17 @@ body {{margin: 0; font-size: {"1.25rem" if present else "1rem"}}} #controls {{ma
 """
 
 
-def handout_html(document: dict, labels: dict, lang: str) -> str:
+def handout_html(
+    document: dict, labels: dict, lang: str, kind: str | None = None, layer: int = 0, head: str | int = "mean"
+) -> str:
     """document: {"source": text, "target": text, "model": a line naming the model, "pieces": [[piece,
     probability], ...] (the output pieces), "kinds": {kind: {"name": the view's name, "queries": row labels,
     "keys": column labels, "query_axis", "key_axis", "masked": whether the causal mask applies, "weights":
     (layers, heads, queries, keys) arrays}}}, user text unescaped. labels: title, pieces, position, piece,
     probability, layer, head, layer_n and head_n (templates with {n}), mean, weight, masked, grid, grid_hint, footer
-    (in the interface language)."""
-    data = page_data(document)
+    (in the interface language). kind, layer (0-based) and head ("mean" or 0-based): what the page opens on, the
+    map on the app's screen when it was downloaded."""
+    data = page_data(document, layer=layer, head=head, start_kind=kind)
     text = json.dumps(document, ensure_ascii=False, default=str) + json.dumps(labels, ensure_ascii=False)
     font = font_for(text)
     font_css = (

@@ -18,7 +18,7 @@ from viz.handout import handout_html
 from ..conftest import SHIPPED
 
 LABEL_KEYS = ("title", "pieces", "position", "piece", "probability", "grid", "grid_hint", "footer", "layer", "head")
-LABEL_KEYS += ("layer_n", "head_n", "mean", "weight", "masked")
+LABEL_KEYS += ("layer_n", "head_n", "mean", "weight", "masked", "mean_short")
 
 
 def page_data(page: str) -> dict:
@@ -38,6 +38,16 @@ def test_the_page_holds_every_head_of_every_kind_as_the_model_computed_it(tiny_m
         np.testing.assert_allclose(np.array(data["kinds"][kind]["weights"]), tr.attention(kind), atol=5e-5)
     assert data["kinds"]["decoder_self"]["masked"] and not data["kinds"]["cross"]["masked"]
     assert data["kinds"]["cross"]["queries"][0].startswith("<s>")  # a decoder row: what it reads → what it writes
+
+
+def test_the_page_opens_on_the_map_that_was_on_screen(tiny_model, tiny_tokenizers):
+    """Issue 59: it opened on layer 1 of the cross-attention (for a 17-word sentence a pale blur), whatever the app
+    showed; it opens on the kind, layer and head on screen, and a font that loads later lays the axes out again."""
+    tr = decode.translate(tiny_model, *tiny_tokenizers, "I like tea.")
+    page = handout(tr, "en", "tiny", ("en", "zh"), "encoder_self", 2, "3")
+    assert page_data(page)["start"] == {"kind": "encoder_self", "layer": 1, "head": 2}
+    assert page_data(handout(tr, "en", "tiny", ("en", "zh"), "cross", 1, "mean"))["start"]["head"] == "mean"
+    assert "document.fonts.ready.then" in page
 
 
 def test_the_page_fetches_nothing_and_user_text_stays_inert(tiny_model, tiny_tokenizers):
