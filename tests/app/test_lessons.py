@@ -3,6 +3,8 @@ it claims with the model's own numbers (the shipped en-zh checkpoint where the p
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import streamlit as st
@@ -219,7 +221,13 @@ def test_attention_is_learned_trains_another_setting_and_compares_it_with_the_ru
     # strongest cells of its random weights are chance
     at.select_slider(key="toy_snapshot").set_value(0).run()
     assert "step 0:" in figures(at)["toy-map"]["layout"]["title"]["text"]
-    assert any("At step 0 nothing has been learnt" in c.value for c in at.caption)
+    caption = next(c.value for c in at.caption if "At step 0 nothing has been learnt" in c.value)
+    # issue 59: the chance figure is that of the measure shown (a row's strongest source word, the end mark left
+    # out), for the rows shown ("about 1 time in 6" sat beside "3 of the 5 rows")
+    rows = int(re.search(r"of the (\d+) target-word rows", caption).group(1))
+    columns = len(figures(at)["toy-map"]["layout"]["xaxis"]["ticktext"]) - 1
+    assert f"one of the {columns} source words" in caption
+    assert f"about {rows / columns:.1f} of the {rows} rows" in caption, caption
 
 
 @shipped

@@ -245,8 +245,17 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
                 aer=snap.aer,
                 best=snap.layer + 1,
             ),
-            # the untrained model's strongest cells are chance (its rows reach 1.6-2.4x the equal share, measured)
-            t("toy_map_untrained", lang, columns=len(run.source)) if snap.step == 0 else "",
+            # the untrained model's strongest cells are chance (its rows reach 1.6-2.4x the equal share, measured):
+            # the chance of the measure shown, an argmax over the source words without </s>, over these rows
+            t(
+                "toy_map_untrained",
+                lang,
+                columns=len(run.source) - 1,
+                rows=len(run.alignment),
+                expected=len(run.alignment) / (len(run.source) - 1),
+            )
+            if snap.step == 0
+            else "",
         )
     )
 
