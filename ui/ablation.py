@@ -11,7 +11,6 @@ from ui.common import (
     Context,
     attention_heatmap,
     chart,
-    head_option_label,
     kind_selector,
     layer_of_kind,
 )
@@ -100,6 +99,28 @@ def head_grids(cfg, lang: str) -> list[str]:
     return sorted(chosen)
 
 
+def switched_off(chosen: list[str], layers: dict[str, int], n_heads: int, lang: str) -> str:
+    """The heads switched off ("kind:layer:head", from 1), said as briefly as they are: a whole kind as "all 48
+    heads", a whole layer as "L2 (all 8 heads)", the rest one by one (all 48 cross-attention heads were listed
+    one by one)."""
+    parts = []
+    for kind in KINDS:
+        mine = {tuple(int(n) for n in h.split(":")[1:]) for h in chosen if h.split(":")[0] == kind}
+        if not mine:
+            continue
+        name = t(KIND_TAB[kind], lang)
+        if len(mine) == layers[kind] * n_heads:
+            parts.append(f"{name}: {t('all_heads', lang, n=len(mine))}")
+            continue
+        for layer in sorted({layer for layer, _ in mine}):
+            heads = sorted(head for at, head in mine if at == layer)
+            if len(heads) == n_heads:
+                parts.append(f"{name} · L{layer} ({t('all_heads', lang, n=n_heads)})")
+            else:
+                parts += [f"{name} · L{layer} H{head}" for head in heads]
+    return ", ".join(parts)
+
+
 def show_ablation(ctx: Context) -> None:
     tr, checkpoint, beam, layer, head, lang = ctx.model_output, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
     word_level, languages = ctx.word_level, ctx.language_pair
@@ -108,7 +129,8 @@ def show_ablation(ctx: Context) -> None:
     chosen = head_grids(cfg, lang)
     if not chosen:
         return
-    st.caption(t("ablated_list", lang, heads=", ".join(head_option_label(h, lang) for h in chosen)))
+    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    st.caption(t("ablated_list", lang, heads=switched_off(chosen, layers, cfg.n_heads, lang)))
     ablated_key = tuple(sorted(chosen))
     ablated = get_hypotheses(checkpoint, tr.source_text, beam, ablated_key)[0]
     left, right = st.columns(2)

@@ -116,3 +116,17 @@ def test_a_score_below_its_threshold_is_never_written_as_the_same_number():
     assert apart(-0.527101, -0.5271) == ("-0.5271", "-0.5271")  # at most four decimals
     note = words.t("unsure", "en", verdict="Possibly wrong", score="-0.535", threshold="-0.527", wrong=3, n=4)
     assert "-0.535, below -0.527" in note
+
+
+def test_switched_off_heads_are_said_as_briefly_as_they_are():
+    """Issue 59: switching off every cross-attention head listed 48 heads one by one."""
+    from ui.ablation import switched_off
+
+    layers = {"encoder_self": 2, "decoder_self": 2, "cross": 2}
+    every_cross = [f"cross:{layer}:{head}" for layer in (1, 2) for head in (1, 2, 3)]
+    assert switched_off(every_cross, layers, 3, "en") == "Cross-attention: all 6 heads"
+    one_layer = ["encoder_self:2:1", "encoder_self:2:2", "encoder_self:2:3", "decoder_self:1:2"]
+    assert switched_off(one_layer, layers, 3, "en") == (
+        "Encoder self-attention · L2 (all 3 heads), Masked decoder self-attention · L1 H2"
+    )
+    assert switched_off(every_cross, layers, 3, "zh").endswith("全部 6 个头")
