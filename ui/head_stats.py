@@ -19,6 +19,11 @@ from viz.tables import GridColumn, grid_columns, localized_head_table
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+def section_heading(text: str) -> None:
+    """A section of the view, headed below the page's own title (an h4): its subheaders (h3) were larger."""
+    st.markdown(f"##### {markdown_literal(text)}")
+
+
 def read_head_table(path: str, mtime: float) -> pd.DataFrame | str:  # mtime: a new file is read again
     """The table, or what is wrong with it (a string naming the file)."""
     try:
@@ -115,7 +120,7 @@ def show_head_statistics(ctx: Context) -> None:
         t("inspect_button", lang, layer=layer, head=head), on_click=open_head, args=(layer, head, KIND_TAB[kind])
     )
 
-    st.subheader(t("corpus_title", lang))
+    section_heading(t("corpus_title", lang))
     corpus = shipped_csv(checkpoint, "head_stats.csv", lang)
     if corpus is None:
         st.info(t("corpus_missing", lang, path=checkpoint))
@@ -158,7 +163,7 @@ AER_COLORSCALE = "Viridis_r"  # bright = low AER = a good aligner, in every view
 
 def show_alignment_grid(checkpoint: str, lang: str) -> None:
     """Every cross-attention head's alignment error rate on the gold set, per method, and the best heads."""
-    st.subheader(t("aer_title", lang))
+    section_heading(t("aer_title", lang))
     table = get_alignment(checkpoint)
     if not table:
         st.info(t("aer_missing", lang, path=checkpoint))
@@ -209,7 +214,7 @@ def show_alignment_grid(checkpoint: str, lang: str) -> None:
 
 def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     """Michel et al.'s importance of each head of the chosen kind, and the roles whose thresholds a head meets."""
-    st.subheader(t("roles_title", lang))
+    section_heading(t("roles_title", lang))
     path = Path(checkpoint) / "head_roles.csv"
     if not path.is_file():
         st.info(t("roles_missing", lang, path=checkpoint))

@@ -345,6 +345,17 @@ def test_no_checkpoint_at_all_gets_a_message(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------- probing heads (issue 4)
 
 
+@pytest.mark.checkpoint
+def test_head_statistics_sections_are_headed_below_the_page_title(monkeypatch):
+    """Issue 59: the head statistics' section headings (h3) were larger than the page's title (h4)."""
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    at = open_tab(run_app(s="Tom chases Jerry."), "tab_heads")
+    assert not at.exception and not at.main.subheader
+    headings = [m.value for m in at.main.markdown if m.value.startswith("#")]
+    assert any(h.startswith("#### ") for h in headings)  # the page's title
+    assert sum(h.startswith("##### ") for h in headings) >= 2, headings  # the sections, below it
+
+
 def test_head_statistics_grid_and_jump_to_a_head(checkpoint_root):
     at = open_tab(run_app(), "tab_heads")
     grid = figures(at)["stats-grid"]
