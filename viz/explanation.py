@@ -92,12 +92,24 @@ def faithfulness_bars(
             x=[spearman[i] for i in order],
             y=plotly_literal([labels[i] for i in order]),
             orientation="h",
-            text=[f"{spearman[i]:.2f}" for i in order],
-            textposition="outside",
             marker_color=["#c0392b" if spearman[i] < 0 else "#2e86c1" for i in order],
             error_x=error,
         )
     )
+    # Each value beyond the end of its error bar, on the bar's side (as the bar's own text it sat where the error
+    # bar crossed it).
+    for i in order:
+        value = float(spearman[i])
+        low, high = intervals[i] if intervals is not None else (value, value)
+        end = min(value, low) if value < 0 else max(value, high)
+        fig.add_annotation(
+            x=end,
+            y=plotly_literal([labels[i]])[0],
+            text=f"{value:.2f}",
+            xanchor="right" if value < 0 else "left",
+            xshift=-4 if value < 0 else 4,
+            showarrow=False,
+        )
     text, lines = wrapped_title(plotly_literal([title])[0])
     extra = TITLE_LINE_PX * (lines - 1)
     fig.update_layout(

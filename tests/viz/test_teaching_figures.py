@@ -339,3 +339,21 @@ def test_the_room_above_a_map_grows_with_its_longest_label_and_its_angle():
     assert column_labels_px(["▁Krankenhaus"], -90, 12) > column_labels_px(["▁Krankenhaus"], -45, 12) > 40
     assert column_labels_px(["▁Krankenhaus", ""], -90, 12) == column_labels_px(["▁Krankenhaus"], -90, 12)
     assert column_labels_px(["&lt;s&gt;"], -90, 12) == column_labels_px(["<s>"], -90, 12)  # escaped text as shown
+
+
+def test_each_faithfulness_value_sits_beyond_its_error_bar():
+    """Issue 59: lesson 10's values sat at the bars' ends, where their error bars crossed them."""
+    from viz.explanation import faithfulness_bars
+
+    fig = faithfulness_bars(
+        ["attention", "integrated gradients", "rollout"],
+        [0.2, -0.3, 0.05],
+        "title",
+        "ρ",
+        intervals=[(0.1, 0.35), (-0.5, -0.1), (-0.02, 0.12)],
+    )
+    placed = {a.y: (a.x, a.xanchor, a.text) for a in fig.layout.annotations}
+    assert placed["attention"] == (0.35, "left", "0.20")
+    assert placed["integrated gradients"] == (-0.5, "right", "-0.30")
+    assert placed["rollout"] == (0.12, "left", "0.05")
+    assert fig.data[0].text is None  # no label on the bar itself, under the error bar
