@@ -101,6 +101,20 @@ def tiny_checkpoint(tmp_path_factory, tiny_spm, tiny_tokenizers) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_zh_en_checkpoint(tmp_path_factory) -> Path:
+    """The tiny model read the other way: Chinese in (a Chinese source tokenizer, NFKC, no word-start mark, as
+    model.train makes one), English out; for the app's Chinese-source paths before a trained zh-en exists."""
+    source = train_sentencepiece([t for _, t in TINY_PAIRS] * 5, vocab_size=80, dummy_prefix=False)
+    target = train_sentencepiece([s for s, _ in TINY_PAIRS] * 5, vocab_size=80)
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(Tokenizer.from_bytes(source), Tokenizer.from_bytes(target), max_len=24))
+    directory = tmp_path_factory.mktemp("checkpoints") / "tiny-zh-en"
+    meta = {"corpus": "tatoeba-extra-ml-zh-en", "source_language": "zh", "target_language": "en"}
+    save_checkpoint(directory, model, source, target, metadata=meta)
+    return directory
+
+
+@pytest.fixture(scope="session")
 def tiny_corpus_dir(tmp_path_factory) -> Path:
     """A data folder shaped like ../shared/data with the tiny corpus as tatoeba-en-zh/cmn-eng.tsv."""
     root = tmp_path_factory.mktemp("data")

@@ -5,20 +5,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from model.checkpoint import read_metadata
 from ui.words import language_name
 
 SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 # Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain; the
-# page opens on the first). The seeds' own example first, then their pair whose words swap places.
-DEFAULT_EXAMPLES = [
-    "Tom chases Jerry.",
-    "The cat chases the dog.",
-    "The dog chases the cat.",
-    "Tom is reading a book.",
-    "I don't know what to do.",
-    "She bought a red car yesterday.",
-    "The cat is sleeping on the sofa.",
-]
+# page opens on the first), in its source language. The seeds' own example first, then their pair whose words
+# swap places (written in Chinese in the seeds: 猫追狗 and 狗追猫 hold the same characters in another order).
+DEFAULT_EXAMPLES = {
+    "en": [
+        "Tom chases Jerry.",
+        "The cat chases the dog.",
+        "The dog chases the cat.",
+        "Tom is reading a book.",
+        "I don't know what to do.",
+        "She bought a red car yesterday.",
+        "The cat is sleeping on the sofa.",
+    ],
+    "zh": ["汤姆追逐杰瑞。", "猫追狗。", "狗追猫。", "我是一名学生。", "早上好。"],
+}
 PREFERRED_CHECKPOINT = "en-zh"  # the first one a visitor sees, when it is there
 
 
@@ -28,13 +33,19 @@ def checkpoint_root() -> Path:
     return Path(os.environ.get("ATTENTION_EXPLORER_CHECKPOINTS", SHIPPED_ROOT))
 
 
+def source_language(name: str) -> str:
+    """The language a checkpoint reads (its config.json's metadata; English where it does not say)."""
+    return read_metadata(checkpoint_root() / name).get("source_language", "en")
+
+
 def examples_for(name: str) -> list[str]:
+    defaults = DEFAULT_EXAMPLES.get(source_language(name), DEFAULT_EXAMPLES["en"])
     path = checkpoint_root() / name / "examples.txt"
     try:
         lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
     except (OSError, UnicodeDecodeError):
-        return DEFAULT_EXAMPLES
-    return [line for line in lines if line] or DEFAULT_EXAMPLES
+        return defaults
+    return [line for line in lines if line] or defaults
 
 
 def checkpoint_label(name: str, meta: dict, lang: str) -> str:

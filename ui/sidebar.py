@@ -96,7 +96,8 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
             on_change=use_example,
             format_func=lambda s: s or t("example_placeholder", lang),
         )
-        text_box(t("sentence", lang), "sentence", t("sentence_help", lang), lang)
+        source = language_name(metadata.get("source_language", "en"), lang)
+        text_box(t("sentence", lang, language=source), "sentence", t("sentence_help", lang), lang)
         widgets.radio(
             st,
             t("decoding", lang),

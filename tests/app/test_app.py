@@ -7,6 +7,7 @@ import gc
 import html
 import json
 import re
+import shutil
 import weakref
 
 import numpy as np
@@ -856,3 +857,18 @@ def test_every_shipped_checkpoint_opens_on_the_seeds_example_with_its_swapped_pa
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("ATTENTION_EXPLORER_CHECKPOINTS", str(SHIPPED_ROOT))
             assert examples_for(name)[:3] == ["Tom chases Jerry.", "The cat chases the dog.", "The dog chases the cat."]
+
+
+def test_a_chinese_source_checkpoint_asks_for_a_chinese_sentence_and_opens_on_the_seeds(
+    checkpoint_root, tiny_zh_en_checkpoint
+):
+    """Issue 58: the sentence box, the examples and the first sentence follow the checkpoint's source language
+    (a zh-en folder without examples.txt opens on the seeds' 汤姆追逐杰瑞。, with 猫追狗。 and 狗追猫。 next)."""
+    shutil.copytree(tiny_zh_en_checkpoint, checkpoint_root / "tiny-zh-en")
+    for lang, label in (("en", "Chinese sentence"), ("zh", "中文句子")):
+        at = run_app(ckpt="tiny-zh-en", lang=lang)
+        assert not at.exception
+        assert at.text_input(key="sentence").label == label
+        assert at.session_state["sentence"] == "汤姆追逐杰瑞。"
+        assert at.selectbox(key="example").options[1:4] == ["汤姆追逐杰瑞。", "猫追狗。", "狗追猫。"]
+    assert run_app().text_input(key="sentence").label == "English sentence"

@@ -11,7 +11,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ui import views as registry  # noqa: E402
-from ui.words import t  # noqa: E402
+from ui.words import language_name, t  # noqa: E402
 
 lang = st.query_params.get("lang", "en")
 position = st.query_params.get("position", "top")
@@ -34,5 +34,5 @@ with st.sidebar:  # the app's sidebar starts so: the sentence box is its fourth 
     st.radio(t("interface_language", lang), ["English", "中文"], horizontal=True)
     st.selectbox(t("checkpoint", lang), ["en-zh"])
     st.selectbox(t("examples", lang), [t("example_placeholder", lang)])
-    st.text_input(t("sentence", lang), key="sentence")
+    st.text_input(t("sentence", lang, language=language_name("en", lang)), key="sentence")
 chosen.run()
