@@ -94,10 +94,34 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
 # What the shipped en-de model gets wrong (greedy), checked strictly: a fix makes these tests fail until the row
 # leaves this table. Retrained with a joint vocabulary and continued with the German city names the training pairs
 # show (issue 33), it copies the names it was trained on and writes Beijing as Peking; Lisa, a name the German data
-# holds only as "Mona Lisa", comes out "Lissa" (model card, gaps).
+# holds only as "Mona Lisa", comes out "Lissa" (model card, gaps). The lesson rows of issue 57: 19 of 42 right.
 EN_DE_STILL_WRONG = {
-    "Lisa is studying in Berlin.": "Lissa studiert in Berlin.",
+    "The cat chases the dog.": "Die Katze jagt dem Hund.",
+    "The encoder has six layers.": "Der Encoder hat sechs Latern.",
+    "Every layer has eight attention heads.": "Jeder lag acht auf den Kopf.",
+    "The encoder reads the whole sentence.": "Der Decoder liest den ganzen Satz.",
+    "The decoder looks at the output of the encoder.": "Der Decoder schaut sich die Ausgabe des Vencoders an.",
+    "The model has two stacks of layers.": "Das Modell hat zwei Stackel von Lautern.",
+    "The attention weights add up to one.": "Die Aufmerksamkeit des Achts hinzufügen.",
+    "The output layer chooses the next word.": "Die Ausgabe legt das nächste Wort aus.",
+    "A neural network has many layers.": "Ein neugeborenes Netzwerk hat viele Liegestützer.",
+    "The vocabulary has eight thousand words.": "Die Vokabelie hat achttausend Worte.",
+    "The softmax turns the scores into probabilities.": "Die Softmaxen stellen die Punkte in das Probilitäten ein.",
+    "Positional encoding tells the model where each word is.": "Die Positionale sagt das Modell, wo jedes Wort ist.",
+    "The translation model has an encoder and a decoder.": "Das Übersetzungsbild hat einen Encode und einen Decoder.",
+    "The heads work in parallel.": "Die Köpfe arbeiten in parallelen Zeit.",
+    "The decoder cannot see future words.": "Der Decoder kann Futures nicht sehen.",
+    "Training takes a long time.": "Ganz lange dauert.",
+    "The loss gets smaller during training.": "Der Verlust wird während des Zuges kleiner.",
+    "The network makes mistakes at first.": "Das Netzwerk macht mitstarbfehler.",
+    "Machine learning needs a lot of data.": "Machine lernt viel Daten.",
+    "The language model predicts the next word.": "Das Sprachesprachen folgen das nächste Wort.",
+    "Artificial intelligence helps many people.": "Änderes Intelligenzial hilft vielen Leuten.",
+    "Attention helps the model translate.": "Attention hilft dem Modellflugzeug.",
+    "Max works in Munich.": "Max arbeitet in Manch.",
+    "Sophie visited her aunt in Cologne.": "Sophie besuchte ihre Tante in Cologne.",
     "My friend Anna lives in Tokyo.": "Mein Freund in Tokio lebt Anna.",
+    "Lisa is studying in Berlin.": "Lissa studiert in Berlin.",
     "Lisa and Jerry play tennis in Boston.": "Lissa und Jerry spielen Tennis in Boston.",
 }
 
