@@ -695,7 +695,9 @@ def measure(argv=None) -> dict:
     else:
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "computations.log"
-            env = dict(os.environ, ATTENTION_EXPLORER_COMPUTE_LOG=str(log))
+            # The server draws every map itself, as with another method or word level: a layer change is then a
+            # script run, the load measured here (by default the page switches raw maps itself, with no run).
+            env = dict(os.environ, ATTENTION_EXPLORER_COMPUTE_LOG=str(log), ATTENTION_EXPLORER_SWITCH_IN_BROWSER="0")
             if args.checkpoints:
                 env["ATTENTION_EXPLORER_CHECKPOINTS"] = args.checkpoints
             with start_server(args.workers, env) as (url, process):

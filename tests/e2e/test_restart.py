@@ -47,7 +47,10 @@ def translation(page) -> str:
 
 def test_the_first_action_after_a_restart_takes_effect(tiny_checkpoint, browser):
     port = free_port()
-    env = dict(os.environ, ATTENTION_EXPLORER_CHECKPOINTS=str(tiny_checkpoint.parent))
+    # the server's own maps: the pages' layer choice is the sidebar's, a script run a restart must not lose
+    env = dict(
+        os.environ, ATTENTION_EXPLORER_CHECKPOINTS=str(tiny_checkpoint.parent), ATTENTION_EXPLORER_SWITCH_IN_BROWSER="0"
+    )
     server = start(port, env)
     url = f"http://127.0.0.1:{port}"
     pages = []
