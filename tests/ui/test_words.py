@@ -115,7 +115,7 @@ def test_a_score_below_its_threshold_is_never_written_as_the_same_number():
     assert apart(-0.52715, -0.5271) == ("-0.5272", "-0.5271")
     assert apart(-0.527101, -0.5271) == ("-0.5271", "-0.5271")  # at most four decimals
     note = words.t("unsure", "en", verdict="Possibly wrong", score="-0.535", threshold="-0.527", wrong=3, n=4)
-    assert "-0.535, below -0.527" in note
+    assert "-0.535 per piece, below -0.527" in note
 
 
 def test_switched_off_heads_are_said_as_briefly_as_they_are():
