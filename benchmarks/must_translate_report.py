@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from model.checkpoint import load_checkpoint  # noqa: E402
-from model.data import MUST_TRANSLATE_CHINESE, read_must_translate  # noqa: E402
+from model.data import must_translate_rows  # noqa: E402
 from model.evaluate import translate_corpus, translated_right  # noqa: E402
 
 
@@ -26,8 +26,7 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     loaded = load_checkpoint(args.checkpoint)
     language = loaded.metadata["target_language"]
-    listed = read_must_translate(MUST_TRANSLATE_CHINESE) if loaded.metadata["source_language"] == "zh" else None
-    rows = [r for r in (listed or read_must_translate()) if r.language == language]
+    rows = [r for r in must_translate_rows(loaded.metadata["source_language"]) if r.language == language]
     outputs = translate_corpus(
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [r.english for r in rows]
     )

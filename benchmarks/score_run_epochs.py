@@ -29,7 +29,7 @@ from safetensors.torch import load_file  # noqa: E402
 
 from model import train  # noqa: E402
 from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
-from model.data import MUST_TRANSLATE_CHINESE, load_splits, read_everyday, read_must_translate  # noqa: E402
+from model.data import load_splits, must_translate_rows, read_everyday  # noqa: E402
 from model.evaluate import bleu_tokenizer_for, score, stutter_share, translate_corpus_ids, translated_right  # noqa: E402
 from model.tokenizer import Tokenizer  # noqa: E402
 from model.transformer import Transformer, TransformerConfig  # noqa: E402
@@ -76,8 +76,7 @@ def main(argv: list[str]) -> None:
                 shipped = {k: v.clone() for k, v in train.weights_to_save(model).items()}  # not the live rows
             except ValueError:
                 shipped = None
-    listed = read_must_translate(MUST_TRANSLATE_CHINESE) if source_language == "zh" else read_must_translate()
-    rows = [r for r in listed if r.language == language]
+    rows = [r for r in must_translate_rows(source_language) if r.language == language]
     splits = load_splits(corpus)
     sets = {
         "valid": splits.valid,

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from .cli import corpus_of, open_checkpoint
-from .data import DEFAULT_DATA_DIR, MUST_TRANSLATE_CHINESE, Example, load_splits, read_must_translate
+from .data import DEFAULT_DATA_DIR, Example, load_splits, must_translate_rows
 from .decode import encode_source, greedy_batch, max_output_length, pad_batch
 from .evaluate import translated_right
 from .tokenizer import BOS_ID, EOS_ID
@@ -176,12 +176,13 @@ def calibrate_by_hand(model, source_tokenizer, target_tokenizer, labels: dict) -
     return calibration
 
 
-def offered_judgements(model, source_tokenizer, target_tokenizer, language: str) -> list[tuple[str, str, bool]]:
+def offered_judgements(
+    model, source_tokenizer, target_tokenizer, source_language: str, language: str
+) -> list[tuple[str, str, bool]]:
     """The sentences the app offers (the must-translate list's "app" rows into this target language), judged by
     their words: (english, the greedy translation, bad?). Right translations the class sees first, beside the
     judged validation sentences, so the threshold is not chosen above one of them."""
-    listed = read_must_translate(MUST_TRANSLATE_CHINESE) if language == "en" else read_must_translate()
-    rows = [r for r in listed if r.language == language and r.group == "app"]
+    rows = [r for r in must_translate_rows(source_language) if r.language == language and r.group == "app"]
     out = greedy_with_confidence(model, source_tokenizer, target_tokenizer, [r.english for r in rows])
     return [(r.english, text, not translated_right(text, r.words, language)) for r, (text, _) in zip(rows, out)]
 
@@ -214,8 +215,10 @@ def main(argv=None):
     loaded = open_checkpoint(args.checkpoint)
     if (args.checkpoint / LABELS).is_file():
         labels = read_labels(args.checkpoint / LABELS)
-        language = loaded.metadata.get("target_language", "zh")
-        labels["valid"] += offered_judgements(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, language)
+        languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
+        labels["valid"] += offered_judgements(
+            loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, *languages
+        )
         calibration = calibrate_by_hand(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, labels)
     else:
         splits = load_splits(corpus_of(loaded, None, args.data_dir), args.data_dir)

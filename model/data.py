@@ -315,8 +315,9 @@ def protected_chinese(repo: Path = REPO) -> set[str]:
     sentences = [e.references[0] for e in read_everyday("zh", repo / "tests" / "data" / "everyday.tsv")]
     for examples in sorted((repo / "checkpoints").glob("zh-*/examples.txt")):
         sentences += [line for line in examples.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if MUST_TRANSLATE_CHINESE.exists():
-        sentences += [row.english for row in read_must_translate(MUST_TRANSLATE_CHINESE)]
+    listed = repo / MUST_TRANSLATE_CHINESE.relative_to(REPO)
+    if listed.exists():
+        sentences += [row.english for row in read_must_translate(listed)]
     return {normalise_chinese(s) for s in sentences}
 
 
@@ -373,6 +374,11 @@ def read_must_translate(path: Path = MUST_TRANSLATE) -> list[MustTranslate]:
         english, language, words = line.split("\t")
         rows.append(MustTranslate(english.strip(), language.strip(), words.split(), group))
     return rows
+
+
+def must_translate_rows(source_language: str) -> list[MustTranslate]:
+    """The must-translate list a checkpoint reading this language is checked on (a Chinese source has its own)."""
+    return read_must_translate(MUST_TRANSLATE_CHINESE if source_language == "zh" else MUST_TRANSLATE)
 
 
 def read_pairs(path: Path) -> list[tuple[str, str]]:
