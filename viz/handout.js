@@ -240,12 +240,16 @@ document.querySelectorAll("button.kind").forEach((b) => b.addEventListener("clic
 document.getElementById("layer").addEventListener("change", (ev) => { state.layer = Number(ev.target.value); draw(); });
 document.getElementById("head").addEventListener("change", (ev) => {
   state.head = ev.target.value === "mean" ? "mean" : Number(ev.target.value); draw(); });
-const linked = DATA.embedded ? [] : location.hash.slice(1).split(".");
-if (DATA.kinds[linked[0]]) {
-  state.layer = Math.max(0, Number(linked[1] || 1) - 1);
-  state.head = linked[2] && linked[2] !== "mean" ? Number(linked[2]) - 1 : "mean";
-  choose(linked[0]);
-} else choose(state.kind);
-// The labels were laid out before the page's Chinese font had loaded, measured in a fallback font: the longest
-// row labels then lost their first character. Once every font has loaded, the axes are laid out again.
-document.fonts.ready.then(() => { drawnKind = null; draw(); });
+function openFirstMap() {
+  const linked = DATA.embedded ? [] : location.hash.slice(1).split(".");
+  if (DATA.kinds[linked[0]]) {
+    state.layer = Math.max(0, Number(linked[1] || 1) - 1);
+    state.head = linked[2] && linked[2] !== "mean" ? Number(linked[2]) - 1 : "mean";
+    choose(linked[0]);
+  } else choose(state.kind);
+}
+// Plotly measures the labels when it lays the axes out: laid out in a fallback font before the page's Chinese
+// font had loaded, the longest row labels lost their first character (and a later Plotly.react with the same
+// layout keeps the old margins). document.fonts.ready does not wait for a face no text has asked for yet, so every
+// declared face is loaded first (a data: URL in the handout, the app's served subset inside the app), then drawn.
+Promise.allSettled([...document.fonts].map((face) => face.load())).then(openFirstMap);

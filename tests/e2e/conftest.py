@@ -111,6 +111,23 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(scope="module")
+def browser_without_cjk(tmp_path_factory):
+    """Chromium on a machine without a Chinese font: fontconfig told of the Latin fonts only."""
+    conf = tmp_path_factory.mktemp("fonts") / "fonts.conf"
+    conf.write_text(
+        '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+        "<dir>/usr/share/fonts/truetype/dejavu</dir><dir>/usr/share/fonts/truetype/liberation</dir>"
+        f"<cachedir>{conf.parent}/cache</cachedir></fontconfig>"
+    )
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, env={**os.environ, "FONTCONFIG_FILE": str(conf)}
+        )
+        yield browser
+        browser.close()
+
+
 def wait_until_idle(page, timeout: int = 120_000) -> None:
     """Wait until the script has finished its run (Streamlit marks the app root with the script state)."""
     page.wait_for_timeout(400)

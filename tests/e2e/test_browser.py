@@ -5,6 +5,7 @@ The screenshot lands in test-artifacts/app.png.
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import expect
 
 from .conftest import (
@@ -138,6 +139,20 @@ CELLS_AGAINST_DATA = """(thumbnail) => {
 }"""
 
 
+# Row and column labels the map cut at its edge: each tick label's box against the map's, once the page's fonts
+# have loaded (issue 59: laid out in a fallback font first, the longest Chinese row labels lost their first
+# character until the kind was switched twice).
+CUT_LABELS = """async () => {
+  await document.fonts.ready;
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const map = document.querySelector('#map .main-svg').getBoundingClientRect();
+  return [...document.querySelectorAll('#map .ytick text, #map .xtick text')]
+    .filter((t) => { const b = t.getBoundingClientRect();
+                     return b.left < map.left - 0.5 || b.top < map.top - 0.5 || b.bottom > map.bottom + 0.5; })
+    .map((t) => t.textContent);
+}"""
+
+
 def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_page(streamlit_server, browser, tmp_path):
     """Issue 37: "Download as a web page" saves one file that opens with the network off, draws each kind, layer
     and head in the page (a thumbnail's click opens its head), within 50 ms a switch, with no console error."""
@@ -160,9 +175,11 @@ def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_pag
         return handout.locator("#map .gtitle").text_content()
 
     seen, times, wrong_cells = {title()}, [], []
+    cut = handout.evaluate(CUT_LABELS)  # the first layout, the one the fonts arrived after
     for kind in range(3):
         handout.locator("button.kind").nth(kind).click()
         seen.add(title())
+        cut += handout.evaluate(CUT_LABELS)
         for thumbnail in (0, 9, 20, 53, 1, 30, 44):  # L1 H1, L2 H1, L3 H3, L6 mean, L1 H2, L4 H4, L5 H9=mean
             handout.locator("#grid canvas").nth(thumbnail).click()
             seen.add(title())
@@ -175,6 +192,7 @@ def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_pag
     assert any("交叉注意力 · 第 6 层 · 所有头的平均" == s for s in seen)
     assert sorted(times)[int(0.9 * len(times))] <= 50, times
     assert wrong_cells == []  # the map shows the weights of the head clicked, not the one drawn before
+    assert cut == []  # every row and column label whole, the first layout included
     assert [r for r in requests if not r.startswith(("file:", "data:"))] == []
     assert errors == []
     handout.screenshot(path=str(ARTIFACTS / "handout-zh.png"), full_page=True)
@@ -260,4 +278,28 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
     wait_until_idle(page)
     assert page.locator("[role='tab'][aria-selected='true']").last.inner_text().strip() == "两句对比"
     assert_no_exception(page)
+    page.close()
+
+
+@pytest.mark.checkpoint
+def test_the_handout_on_a_machine_without_a_chinese_font_shows_every_label_whole(browser_without_cjk, tmp_path):
+    """Issue 59: opened where the system has no Chinese font, the handout's longest Chinese row labels lost their
+    first character (laid out before its embedded font had loaded) until the kind was switched twice."""
+    from model import decode
+    from model.checkpoint import load_checkpoint
+    from ui.handout import handout
+
+    from ..conftest import SHIPPED
+
+    loaded = load_checkpoint(SHIPPED)
+    tr = decode.translate(
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "My friend Anna lives in Munich and works at a large hospital."
+    )
+    path = tmp_path / "handout.html"
+    path.write_text(handout(tr, "zh", "en-zh", ("en", "zh"), "cross", 6, "mean"), encoding="utf-8")
+    page = browser_without_cjk.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(path.as_uri())
+    page.wait_for_selector("#map .main-svg")
+    page.screenshot(path=str(ARTIFACTS / "handout-no-cjk-font.png"))
+    assert page.evaluate(CUT_LABELS) == []
     page.close()

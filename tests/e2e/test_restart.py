@@ -135,3 +135,46 @@ def test_a_server_told_to_stop_stops_within_two_seconds_while_its_background_sam
         if server.poll() is None:
             server.kill()
             server.wait(timeout=20)
+
+
+def test_after_a_restart_the_default_pages_head_switch_and_the_next_sentence_take_effect(tiny_checkpoint, browser):
+    """Issue 59: with heads switched in the page (the default), a server restart must not lose them either: the
+    first thumbnail click afterwards paints its head and reaches the link, and the next sentence typed is
+    translated and opens on that head."""
+    port = free_port()
+    env = dict(os.environ, ATTENTION_EXPLORER_CHECKPOINTS=str(tiny_checkpoint.parent))
+    env.pop("ATTENTION_EXPLORER_SWITCH_IN_BROWSER", None)
+    server = start(port, env)
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        page.goto(f"http://127.0.0.1:{port}/?s=I+like+tea.", wait_until="domcontentloaded")
+        maps = page.frame_locator("iframe").first
+        maps.locator("#map .main-svg").first.wait_for(timeout=120_000)
+        wait_until_idle(page)
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=20)
+        server = start(port, env)
+        time.sleep(3)  # the page reconnects on its own
+
+        maps.locator("#grid canvas").nth(1).click()  # layer 1, head 2
+        clicked = maps.locator("#map .gtitle").text_content()
+        assert "head 2" in clicked and "layer 1" in clicked
+        page.wait_for_function("() => new URLSearchParams(location.search).get('head') === '2'", timeout=60_000)
+
+        before = translation(page)
+        box = page.get_by_label("English sentence", exact=True).and_(page.locator("input"))
+        box.fill("Good morning.")
+        box.press("Enter")
+        page.wait_for_function(
+            "() => new URLSearchParams(location.search).get('s') === 'Good morning.'", timeout=60_000
+        )
+        wait_until_idle(page)
+        assert translation(page) != before
+        maps = page.frame_locator("iframe").first
+        maps.locator("#map .main-svg").first.wait_for(timeout=60_000)
+        assert "layer 1 · head 2" in maps.locator("#map .gtitle").text_content()
+        assert_no_exception(page)
+    finally:
+        page.close()
+        server.terminate()
+        server.wait(timeout=20)

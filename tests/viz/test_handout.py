@@ -47,7 +47,7 @@ def test_the_page_opens_on_the_map_that_was_on_screen(tiny_model, tiny_tokenizer
     page = handout(tr, "en", "tiny", ("en", "zh"), "encoder_self", 2, "3")
     assert page_data(page)["start"] == {"kind": "encoder_self", "layer": 1, "head": 2}
     assert page_data(handout(tr, "en", "tiny", ("en", "zh"), "cross", 1, "mean"))["start"]["head"] == "mean"
-    assert "document.fonts.ready.then" in page
+    assert "face.load()" in page
 
 
 def test_the_page_fetches_nothing_and_user_text_stays_inert(tiny_model, tiny_tokenizers):
