@@ -293,7 +293,10 @@ def test_the_handout_on_a_machine_without_a_chinese_font_shows_every_label_whole
 
     loaded = load_checkpoint(SHIPPED)
     tr = decode.translate(
-        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "My friend Anna lives in Munich and works at a large hospital."
+        loaded.model,
+        loaded.source_tokenizer,
+        loaded.target_tokenizer,
+        "My friend Anna lives in Munich and works at a large hospital.",
     )
     path = tmp_path / "handout.html"
     path.write_text(handout(tr, "zh", "en-zh", ("en", "zh"), "cross", 6, "mean"), encoding="utf-8")
