@@ -82,31 +82,27 @@ backend replicas
 """
 
 
+def start_streamlit(
+    port: int,
+    env: dict[str, str],
+    address: str = "127.0.0.1",
+    script: str = "app.py",
+    stdout: int | None = subprocess.DEVNULL,
+    compress_websocket: bool = True,
+) -> subprocess.Popen:
+    """`streamlit run` of a script of this repository, headless, on address:port: the one launch of the app that
+    serve's replicas, the tests and the benchmarks share. stdout: where its output goes (subprocess.PIPE to read
+    why it did not start). compress_websocket=False behind the balancer, which compresses already."""
+    command = [sys.executable, "-m", "streamlit", "run", str(ROOT / script), "--server.headless", "true"]
+    command += ["--server.port", str(port), "--server.address", address, "--browser.gatherUsageStats", "false"]
+    if not compress_websocket:
+        command += ["--server.enableWebsocketCompression", "false"]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=stdout, stderr=subprocess.STDOUT)
+
+
 def start_replica(port: int, env: dict[str, str], address: str = "127.0.0.1") -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            address,
-            "--browser.gatherUsageStats",
-            "false",
-            # the balancer compresses; a replica's own websocket compression would only cost CPU
-            "--server.enableWebsocketCompression",
-            "false",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
+    # the balancer compresses; a replica's own websocket compression would only cost CPU
+    return start_streamlit(port, env, address, compress_websocket=False)
 
 
 def healthy(where: int | str) -> bool:

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 sys.path.insert(0, str(ROOT))
 
-from serve import wait_healthy  # noqa: E402
+from serve import start_streamlit, wait_healthy  # noqa: E402
 
 NOUNS = (
     "teacher student doctor farmer child girl boy woman man friend neighbour cook driver singer painter "
@@ -446,23 +446,9 @@ def start_server(workers: int, env: dict[str, str]):
             "--first-replica-port",
             str(free_port()),
         ]
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     else:
-        command = [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        process = start_streamlit(port, env)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, timeout=180)

@@ -9,12 +9,11 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 from contextlib import contextmanager
 
 import pytest
 
-from serve import wait_healthy
+from serve import start_streamlit, wait_healthy
 from ui.views import view_groups
 from ui.words import LANGUAGES, t
 
@@ -51,27 +50,7 @@ def free_port() -> int:
 def run_streamlit(env_overrides: dict[str, str] | None = None, script: str = "app.py"):
     port = free_port()
     env = dict(os.environ, **(env_overrides or {}))
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            script,
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    server = start_streamlit(port, env, script=script, stdout=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, timeout=90)

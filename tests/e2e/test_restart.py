@@ -6,37 +6,15 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
-from serve import wait_healthy
+from serve import start_streamlit, wait_healthy
 
-from ..conftest import ROOT
 from .conftest import SIDEBAR, assert_no_exception, free_port, open_view, wait_until_idle
 
 
 def start(port: int, env: dict) -> subprocess.Popen:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
+    server = start_streamlit(port, env)
     wait_healthy(f"http://127.0.0.1:{port}", timeout=90, poll=0.3)
     return server
 
