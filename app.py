@@ -45,8 +45,8 @@ from ui.sidebar import (
     switch_checkpoint,
     view_selectors,
 )
-from ui.words import LANGUAGES, t
 from viz.escape import markdown_literal
+from words import LANGUAGES, t
 
 # One intra-op thread per request: a server runs many sessions' requests side by side on few cores, and two
 # threads each oversubscribe them (measured on these 2 cores while another process used both: value zeroing of a

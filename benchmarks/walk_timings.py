@@ -72,7 +72,7 @@ def click_tab(page, name: str) -> float:
 
 def walk(url: str, checkpoint: str, lang: str, browser, limit: float) -> list[dict]:
     from ui.views import lessons, view_groups
-    from ui.words import t
+    from words import t
 
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     page.add_init_script(INPUT_TIME)

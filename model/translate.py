@@ -132,7 +132,7 @@ def write_files(result, args, loaded) -> None:
     if args.attention_out:
         export.save(result, args.attention_out)
     if args.html:
-        from ui.handout import handout  # the page's words are the interface's (ui/words.toml)
+        from viz.handout import handout  # the words catalogue, without Streamlit
 
         languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
         args.html.write_text(handout(result, args.lang, args.checkpoint.name, languages), encoding="utf-8")

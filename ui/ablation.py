@@ -7,7 +7,6 @@ import streamlit as st
 
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui.common import (
-    KIND_TAB,
     Context,
     attention_heatmap,
     chart,
@@ -16,8 +15,9 @@ from ui.common import (
 )
 from ui.models import get_forced, get_hypotheses, get_model
 from ui.views import View, register
-from ui.words import t
 from viz.escape import markdown_literal
+from viz.labels import kind_name
+from words import t
 
 ALL = "*"  # the whole-layer column of a kind's grid
 STATE = "ablated_heads"  # session state: the heads switched off, as "kind:layer:head" (1-based)
@@ -71,7 +71,7 @@ def head_grids(cfg, lang: str) -> list[str]:
             # the kind, then its two buttons in a row of their own, then the grid at the page's whole width: beside
             # the grid the buttons were cut ("No…", in Chinese both "全…") and the grid scrolled past head 4
             title, on, off = st.columns([2, 1, 1], vertical_alignment="center")
-            title.markdown(f"**{t(KIND_TAB[kind], lang)}**")
+            title.markdown(f"**{kind_name(kind, lang)}**")
             key = f"ablation_grid_{kind}_{version}"
             # narrow columns in pixels: a layer label, the whole layer and eight heads fit 1024 px, sidebar open
             config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width=112)}
@@ -108,7 +108,7 @@ def switched_off(chosen: list[str], layers: dict[str, int], n_heads: int, lang: 
         mine = {tuple(int(n) for n in h.split(":")[1:]) for h in chosen if h.split(":")[0] == kind}
         if not mine:
             continue
-        name = t(KIND_TAB[kind], lang)
+        name = kind_name(kind, lang)
         if len(mine) == layers[kind] * n_heads:
             parts.append(f"{name}: {t('all_heads', lang, n=len(mine))}")
             continue

@@ -14,26 +14,16 @@ from model import align, attribute, decode, export
 from model.confidence import mean_log_prob
 from ui import models, widgets
 from ui.cache import failed
-from ui.common import (
-    KIND_TAB,
-    PLOTLY_CONFIG,
-    Context,
-    attention_heatmap,
-    axis_names,
-    chart,
-    head_name,
-    inspect_head,
-    layer_of_kind,
-)
+from ui.common import KIND_TAB, PLOTLY_CONFIG, Context, attention_heatmap, chart, head_name, inspect_head, layer_of_kind
 from ui.decoding import show_trail
-from ui.handout import handout, handout_labels, kind_document
 from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
-from ui.words import apart, sentences, t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
-from viz.handout import switcher_html
+from viz.handout import handout, handout_labels, kind_document, switcher_html
+from viz.labels import axis_names, kind_name
 from viz.tables import MAIN_COLUMN_PX, attention_csv, grid_columns, probability_text, token_table
+from words import apart, sentences, t
 
 
 def show_translation(
@@ -218,7 +208,7 @@ def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, me
         "layer": lambda: t("attribution_up_to_layer", lang, layer=layer),
         "head": lambda: t("attribution_layer_head", lang, layer=layer, head=head_name(head, lang)),
     }[chosen.granularity]()
-    title = t("attribution_title", lang, kind=t(KIND_TAB[kind], lang), method=name, where=where)
+    title = t("attribution_title", lang, kind=kind_name(kind, lang), method=name, where=where)
     return values, title, t(f"attribution_unit_{method}", lang), chosen.signed, computed
 
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from model.checkpoint import read_metadata
-from ui.words import language_name
+from words import language_name
 
 SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "checkpoints"
 # Offered when a checkpoint folder has no examples.txt (one sentence per line, from that checkpoint's domain; the

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from ui import words
+import words
 from viz.cjk import FONT, is_cjk, subset_woff2
 
 ROOT = Path(__file__).resolve().parent.parent

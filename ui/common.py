@@ -10,12 +10,12 @@ import numpy as np
 import streamlit as st
 
 from model import decode, head_search, probe
-from model.tokenizer import group_pieces_into_words
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui import models, widgets
-from ui.words import t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
+from viz.labels import axis_languages, axis_names, kind_in_sentence, kind_name, query_labels
+from words import t
 
 KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 # Plotly's mode bar with its one button a class uses, the PNG download: its full row of eight icons lay over the
@@ -117,13 +117,6 @@ def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> l
     return out
 
 
-def kind_in_sentence(kind: str, lang: str) -> str:
-    """An attention kind's name inside a sentence: "encoder self-attention", not the tab's "Encoder
-    self-attention" (Chinese has no capitals)."""
-    name = t(KIND_TAB[kind], lang)
-    return name[0].lower() + name[1:] if lang == "en" else name
-
-
 def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> int:
     """The chosen layer, or this kind's last one when its stack is shallower (a checkpoint may have more encoder
     than decoder layers, or fewer); says so when it had to step back."""
@@ -132,40 +125,6 @@ def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> i
         st.caption(t("layer_clamped", lang, kind=kind_in_sentence(kind, lang), n=n_layers, layer=layer))
         return n_layers
     return layer
-
-
-def axis_names(kind: str, lang: str) -> tuple[str, str]:
-    query = t("encoder_query", lang) if kind == "encoder_self" else t("decoder_query", lang)
-    key = t("decoder_key", lang) if kind == "decoder_self" else t("encoder_key", lang)
-    return query, key
-
-
-def axis_languages(kind: str, languages: tuple[str, str]) -> tuple[str, str]:
-    """The languages of a kind's query and key pieces, for grouping pieces into words."""
-    source, target = languages
-    return (source if kind == "encoder_self" else target), (target if kind == "decoder_self" else source)
-
-
-ARROW = " → "  # "reads → writes" in a decoder row's label
-
-
-def query_labels(
-    tr: decode.Translation, kind: str, word_level: bool = False, languages: tuple[str, str] = ("en", "zh")
-) -> list[str]:
-    """The label of each row of a kind's map. An encoder row is the piece it reads. A decoder row t reads piece t
-    of "<s> + output" and writes output piece t, and is named by both ("<s> → 汤姆"): labelled by what it reads
-    alone, an alignment would look shifted by one row. At word level a row is a word of the decoder's input,
-    named by the pieces it reads and the pieces it writes."""
-    queries, _ = tr.axis_pieces(kind)
-    groups = (
-        group_pieces_into_words(queries, axis_languages(kind, languages)[0])
-        if word_level
-        else [[i] for i in range(len(queries))]
-    )
-    if kind == "encoder_self":
-        return ["".join(queries[i] for i in g) for g in groups]
-    written = tr.target_pieces
-    return ["".join(queries[i] for i in g) + ARROW + "".join(written[i] for i in g) for g in groups]
 
 
 def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: tuple[str, str]):
@@ -185,12 +144,12 @@ def head_name(head: str, lang: str) -> str:
 
 def head_option_label(item: str, lang: str) -> str:
     kind, layer, head = item.split(":")
-    return f"{t(KIND_TAB[kind], lang)} · L{layer} H{head}"
+    return f"{kind_name(kind, lang)} · L{layer} H{head}"
 
 
 def kind_selector(lang: str, key: str) -> str:
     return widgets.radio(
-        st, t("steps_kind", lang), KINDS, format_func=lambda k: t(KIND_TAB[k], lang), horizontal=True, key=key
+        st, t("steps_kind", lang), KINDS, format_func=lambda k: kind_name(k, lang), horizontal=True, key=key
     )
 
 
@@ -252,7 +211,7 @@ def _attention_heatmap(
         key_axis,
         font_scale=PRESENTATION_SCALE if height else 1.0,
         max_height=height,
-        title=title or t("heatmap_title", lang, kind=t(KIND_TAB[kind], lang), layer=layer, head=head_name(head, lang)),
+        title=title or t("heatmap_title", lang, kind=kind_name(kind, lang), layer=layer, head=head_name(head, lang)),
         masked=masked,
         masked_label=t("masked_cell", lang),
         predicted_tokens=predicted,

@@ -13,7 +13,6 @@ from ui.common import (
     KIND_TAB,
     Context,
     attention_heatmap,
-    axis_names,
     chart,
     every_head,
     kind_selector,
@@ -23,12 +22,13 @@ from ui.common import (
 )
 from ui.models import get_hypotheses
 from ui.views import View, register
-from ui.words import t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.heads import statistic_grid
+from viz.labels import axis_names
+from words import t
 
-# Minimal pairs for the comparison view: (name key in ui/words.toml, first sentence, second sentence).
+# Minimal pairs for the comparison view: (name key in words/words.toml, first sentence, second sentence).
 # TRACKED_WORDS: for a pair, the words it is about: (query, the word that fits the first, the one that fits the
 # second): the head ranking starts on them.
 TRACKED_WORDS = {

@@ -9,10 +9,10 @@ from model import decode
 from ui.common import Context, chart, layer_of_kind, row_outcomes, selected_weights
 from ui.models import get_model
 from ui.views import View, register
-from ui.words import t
 from viz.decoding import decoding_step_figure
 from viz.escape import markdown_literal
 from viz.tables import probability_text
+from words import t
 
 
 def choose_piece(checkpoint: str, step: int, piece: str) -> None:

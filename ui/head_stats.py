@@ -8,14 +8,16 @@ import pandas as pd
 import streamlit as st
 
 from model import align, probe, roles
+from model.transformer import ATTENTION_KINDS as KINDS
 from ui import widgets
-from ui.common import KIND_TAB, Context, chart, kind_in_sentence, kind_selector, open_head
+from ui.common import KIND_TAB, Context, chart, kind_selector, open_head
 from ui.models import get_alignment, get_model
 from ui.views import View, register
-from ui.words import t
 from viz.escape import markdown_literal
 from viz.heads import statistic_grid
+from viz.labels import kind_in_sentence, kind_name
 from viz.tables import GridColumn, grid_columns, localized_head_table
+from words import t
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -47,7 +49,7 @@ def shipped_csv(checkpoint: str, name: str, lang: str) -> pd.DataFrame | None:
 def readable(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
     """A probe table in the interface language, each attention kind by its short name (the view names took a
     table's last column off the main column at 1024 px)."""
-    return localized_head_table(frame, t, lang, {kind: t(f"kind_short_{kind}", lang) for kind in KIND_TAB})
+    return localized_head_table(frame, t, lang, {kind: t(f"kind_short_{kind}", lang) for kind in KINDS})
 
 
 # Headings short enough for a table of ten numbers to fit the main column at 1024 px with the sidebar open; each
@@ -101,7 +103,7 @@ def show_head_statistics(ctx: Context) -> None:
     chart(
         statistic_grid(
             stats[kind][name],
-            t("stats_grid_title", lang, kind=t(KIND_TAB[kind], lang), statistic=t(f"short_{name}", lang)),
+            t("stats_grid_title", lang, kind=kind_name(kind, lang), statistic=t(f"short_{name}", lang)),
             **labels,
         ),
         key="stats-grid",
@@ -132,7 +134,7 @@ def show_head_statistics(ctx: Context) -> None:
             chart(
                 statistic_grid(
                     values,
-                    t("corpus_grid_title", lang, kind=t(KIND_TAB[kind], lang), statistic=statistic_label(name, lang)),
+                    t("corpus_grid_title", lang, kind=kind_name(kind, lang), statistic=statistic_label(name, lang)),
                     roles=roles,
                     **labels,
                 ),
@@ -233,7 +235,7 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     )
     st.caption(t("roles_importance_explain", lang))
     named = frame[frame["role"].fillna("") != ""]
-    labels = {kind_: t(f"kind_short_{kind_}", lang) for kind_ in KIND_TAB}
+    labels = {kind_: t(f"kind_short_{kind_}", lang) for kind_ in KINDS}
     if named.empty:
         st.caption(t("roles_none", lang))
     else:

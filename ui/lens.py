@@ -7,9 +7,9 @@ import streamlit as st
 from ui.common import Context, chart
 from ui.models import get_logit_lens, get_model
 from ui.views import View, register
-from ui.words import sentences, t
 from viz.decoding import logit_lens_figure
 from viz.escape import markdown_literal
+from words import sentences, t
 
 
 def show_logit_lens(ctx: Context) -> None:

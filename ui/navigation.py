@@ -14,7 +14,7 @@ from ui import widgets
 from ui.common import Context
 from ui.lessons import show_lesson
 from ui.views import view_groups
-from ui.words import LANGUAGES, t
+from words import LANGUAGES, t
 
 
 def page_style(present: bool) -> None:

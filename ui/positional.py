@@ -8,8 +8,8 @@ from model.transformer import sinusoidal_positional_encoding
 from ui import widgets
 from ui.common import Context, chart
 from ui.views import View, register
-from ui.words import t
 from viz import positional as positional_viz
+from words import t
 
 
 def show_positional(ctx: Context) -> None:

@@ -9,11 +9,12 @@ import streamlit as st
 from model import qk_space, roles
 from model.data import read_everyday
 from ui.cache import BackgroundResults, between_steps, page_runs
-from ui.common import Context, axis_names, chart, kind_selector, layer_of_kind, query_labels, query_selector
+from ui.common import Context, chart, kind_selector, layer_of_kind, query_selector
 from ui.models import get_model
 from ui.views import View, register
-from ui.words import t
+from viz.labels import axis_names, query_labels
 from viz.steps import qk_space_figure
+from words import t
 
 FALLBACK_SENTENCES = 60  # of our everyday sentences (never trained on), for a checkpoint without a sample file
 

@@ -8,9 +8,9 @@ import streamlit as st
 from ui.common import Context, chart
 from ui.steps import choose_query
 from ui.views import View, register
-from ui.words import t
 from viz import softmax as softmax_viz
 from viz.escape import plotly_literal
+from words import t
 
 
 @st.cache_data(show_spinner=False)

@@ -7,14 +7,15 @@ import streamlit as st
 
 from model import align, head_search
 from ui import widgets
-from ui.common import ARROW, KIND_TAB, Context, axis_names, chart, every_head, kind_selector, open_head
+from ui.common import KIND_TAB, Context, chart, every_head, kind_selector, open_head
 from ui.compare import STOP_WORDS
 from ui.head_stats import AER_COLORSCALE
 from ui.models import get_alignment
 from ui.views import View, register
-from ui.words import t
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
+from viz.labels import ARROW, axis_names
+from words import t
 
 SEARCH_TOP = 8  # best heads drawn by the head search
 

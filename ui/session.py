@@ -12,8 +12,8 @@ from ui import views as registry
 from ui.checkpoints import PREFERRED_CHECKPOINT, examples_for
 from ui.common import every_head
 from ui.sidebar import MAX_BEAM
-from ui.words import LANGUAGES, t
 from viz.escape import markdown_literal
+from words import LANGUAGES, t
 
 
 def init_state(checkpoints: list[str]) -> None:

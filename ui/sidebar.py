@@ -13,8 +13,8 @@ from ui.common import choose_view, head_name
 from ui.compare import MINIMAL_PAIRS
 from ui.links import MAX_SENTENCE_CHARACTERS
 from ui.models import get_calibration, get_scores, parameter_count
-from ui.words import LANGUAGES, STRINGS, language_name, t
 from viz.escape import markdown_literal
+from words import LANGUAGES, STRINGS, language_name, t
 
 MAX_BEAM = 8
 PAGES = ("explore", "lessons")

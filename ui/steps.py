@@ -8,12 +8,13 @@ import numpy as np
 import streamlit as st
 
 from model import decode
-from ui.common import Context, chart, kind_selector, layer_of_kind, query_labels, query_selector
+from ui.common import Context, chart, kind_selector, layer_of_kind, query_selector
 from ui.views import View, register
-from ui.words import scientific, t
 from viz import attention as attention_viz
 from viz import steps as steps_viz
 from viz.escape import markdown_literal
+from viz.labels import query_labels
+from words import scientific, t
 
 
 @dataclass

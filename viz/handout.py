@@ -7,7 +7,8 @@ cells grey with x).
 Pure: plain data in, one HTML string out. Plotly's cartesian bundle (static/, vendored from npm, MIT, 1.5 MB) is
 inlined; where the page holds Chinese, a font with just its characters is embedded (from the app's served subset),
 so it shows on a machine without a Chinese font. Nothing is fetched when the page opens. switcher_html is the
-same maps inside the app, switched in the browser.
+same maps inside the app, switched in the browser. `handout` builds the page's plain data from a Translation, in
+the interface language: the app's "Download as a web page" and `python -m model.translate --html` (no Streamlit).
 """
 
 from __future__ import annotations
@@ -16,17 +17,24 @@ import base64
 import html
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from plotly.colors import sequential
 
+from model.transformer import ATTENTION_KINDS
+from words import language_name, t
+
 from .attention import MASKED_COLOR
 from .cjk import FAMILY, FONT, UNICODE_RANGE, is_cjk, subset_woff2
+from .labels import axis_names, kind_name, query_labels
+
+if TYPE_CHECKING:
+    from model.decode import Translation
 
 STATIC = Path(__file__).resolve().parent.parent / "static"  # served by the app at app/static/
 PLOTLY_JS = STATIC / "plotly-cartesian-4.1.1.min.js"  # vendored from npm (MIT): heatmaps, bars, scatter
 SCRIPT = Path(__file__).with_name("handout.js")  # the page's own switching
-KINDS = ("encoder_self", "decoder_self", "cross")
 
 
 def font_for(text: str, source: Path = FONT) -> bytes | None:
@@ -85,11 +93,11 @@ def page_data(
     kinds = {
         kind: dict(entry, weights=rounded(entry["weights"]))
         for kind, entry in document["kinds"].items()
-        if kind in KINDS
+        if kind in ATTENTION_KINDS
     }
     return dict(
         kinds=kinds,
-        order=[k for k in KINDS if k in kinds],
+        order=[k for k in ATTENTION_KINDS if k in kinds],
         colorscale=[[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)],
         masked_color=MASKED_COLOR,
         embedded=embedded,
@@ -197,3 +205,51 @@ body {{max-width: 980px; margin: 16px auto; padding: 0 12px}}
 <footer>{e(labels["footer"])}</footer>
 {_scripts(data, labels)}</body></html>
 """
+
+
+def kind_document(tr: Translation, kind: str, lang: str, languages: tuple[str, str]) -> dict:
+    """One kind's part of a page: its name, row and column labels, axis names, mask and every map."""
+    query_axis, key_axis = axis_names(kind, lang)
+    return dict(
+        name=kind_name(kind, lang),
+        queries=query_labels(tr, kind, False, languages),
+        keys=tr.axis_pieces(kind)[1],
+        query_axis=query_axis,
+        key_axis=key_axis,
+        masked=kind == "decoder_self",
+        weights=tr.attention(kind),
+    )
+
+
+def handout_labels(lang: str) -> dict:
+    labels = {
+        key: t(f"handout_{key}", lang)
+        for key in ("title", "pieces", "position", "piece", "probability", "grid", "grid_hint", "footer")
+    }
+    labels.update(layer=t("layer", lang), head=t("head", lang), mean=t("mean_heads", lang), weight=t("weight", lang))
+    labels.update(mean_short=t("mean_short", lang))
+    labels.update(layer_n=t("layer_n", lang), head_n=t("head_n", lang), masked=t("masked_cell", lang))
+    return labels
+
+
+def handout(
+    tr: Translation,
+    lang: str,
+    model_name: str,
+    languages: tuple[str, str],
+    kind: str | None = None,
+    layer: int = 1,
+    head: str = "mean",
+) -> str:
+    """tr's page: every kind, layer and head, the pieces and their probabilities, labels in lang (en or zh); it
+    opens on kind, layer (from 1) and head ("mean" or from 1): the map on screen."""
+    source, target = (language_name(code, lang) for code in languages)
+    document = dict(
+        source=tr.source_text,
+        target=tr.target_text,
+        model=t("handout_model", lang, model=model_name, source=source, target=target),
+        pieces=[[piece, float(p)] for piece, p in zip(tr.target_pieces, tr.token_probs)],
+        kinds={kind: kind_document(tr, kind, lang, languages) for kind in ATTENTION_KINDS},
+    )
+    start_head = head if head == "mean" else int(head) - 1
+    return handout_html(document, handout_labels(lang), lang, kind, layer - 1, start_head)

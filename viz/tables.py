@@ -103,7 +103,7 @@ def attention_csv(weights: np.ndarray, query_tokens: list[str], key_tokens: list
 
 def localized_head_table(frame: pd.DataFrame, t, lang: str, kind_names: dict[str, str]) -> pd.DataFrame:
     """A probe table (head statistics, named heads, strongest heads, ablation ranking) for a reader: every column
-    name, attention kind, statistic and role in the interface language. t: ui.words.t; kind_names: kind -> the
+    name, attention kind, statistic and role in the interface language. t: words.t; kind_names: kind -> the
     name of its view in that language. Numbers are rounded to 3 places."""
 
     def known(key: str) -> bool:

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from ui.words import STRINGS
 from viz import softmax as softmax_viz
+from words import STRINGS
 
 from .test_app import each_tab, every_figure, figures, open_tab, run_app
 

@@ -15,7 +15,7 @@ import pytest
 
 from serve import start_streamlit, wait_healthy
 from ui.views import view_groups
-from ui.words import LANGUAGES, t
+from words import LANGUAGES, t
 
 from ..conftest import ROOT, SHIPPED
 

@@ -11,7 +11,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ui import views as registry  # noqa: E402
-from ui.words import language_name, t  # noqa: E402
+from words import language_name, t  # noqa: E402
 
 lang = st.query_params.get("lang", "en")
 position = st.query_params.get("position", "top")

@@ -3,7 +3,7 @@ over several sentences in a row, and lesson 10 in Chinese. Timings land in test-
 
 from __future__ import annotations
 
-from ui.words import t
+from words import t
 
 from .conftest import ARTIFACTS, assert_no_exception, choose, open_app, open_view, wait_until_idle
 

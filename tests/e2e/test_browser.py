@@ -287,7 +287,7 @@ def test_the_handout_on_a_machine_without_a_chinese_font_shows_every_label_whole
     first character (laid out before its embedded font had loaded) until the kind was switched twice."""
     from model import decode
     from model.checkpoint import load_checkpoint
-    from ui.handout import handout
+    from viz.handout import handout
 
     from ..conftest import SHIPPED
 

@@ -7,7 +7,7 @@ import urllib.parse
 
 import pytest
 
-from ui.words import t
+from words import t
 
 from .conftest import ARTIFACTS, SIDEBAR, assert_no_exception, wait_until_idle
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from ui import views as registry
-from ui.words import LANGUAGES, t
+from words import LANGUAGES, t
 
 from .conftest import run_streamlit, wait_until_idle
 

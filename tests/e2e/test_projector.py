@@ -178,7 +178,7 @@ def intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
 # under the threshold chosen for 90 % precision (issue 59) "She bought a red car for her brother last week." no
 # longer carries a note.
 UNSURE_TEN_WORDS = "The old man gave the boy a small red ball."
-# The unsure note's verdict, Probably or Possibly, in either interface language (ui/words.toml, unsure_probably,
+# The unsure note's verdict, Probably or Possibly, in either interface language (words/words.toml, unsure_probably,
 # unsure_possibly, and unsure, unsure_short)
 UNSURE_NOTE = {"en": "wrong:", "zh": "可能译错了"}
 
@@ -228,7 +228,7 @@ HEADING_UNCOVERED = r"""() => {
 def test_every_view_is_one_visible_click_away_at_1024(streamlit_server, browser, lang):
     """Issue 21: no view hides behind an overflow arrow: the group tabs and each group's view tabs fit."""
     from ui.views import view_groups
-    from ui.words import t
+    from words import t
 
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}", wait_until="domcontentloaded")
@@ -254,7 +254,7 @@ def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server,
     """All eleven lesson tabs lie inside the page at 1024×768 and 1280×720, sidebar open, in at most two rows: none
     behind the tab bar's scroll arrow (at 1280 px the Chinese tenth lesson was)."""
     from ui.views import lessons
-    from ui.words import t
+    from words import t
 
     LESSON_KEYS = tuple(lessons())
 
@@ -309,7 +309,7 @@ def test_head_ablation_shows_every_head_and_whole_buttons_at_1024_with_the_sideb
         "() => [...document.querySelectorAll('[data-testid=stMain] button')].filter(b => b.offsetParent && b.innerText)"
         ".map(b => [b.innerText, b.scrollWidth, b.clientWidth])"
     )
-    from ui.words import t
+    from words import t
 
     names = {t("ablate_all", lang), t("ablate_none", lang)}
     shown = [b for b in buttons if b[0] in names]

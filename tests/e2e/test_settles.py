@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from ui.words import t
+from words import t
 
 from ..conftest import ROOT
 from .conftest import run_streamlit

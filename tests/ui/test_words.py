@@ -9,7 +9,7 @@ import string
 
 import pytest
 
-from ui import words
+import words
 
 from ..conftest import ROOT
 
@@ -31,7 +31,7 @@ def test_no_chinese_text_is_older_than_its_english():
     stale = [key for key, text in words.STRINGS["en"].items() if words.ZH_FROM[key] != words.english_hash(text)]
     assert not stale, (
         f"the English of {stale} changed since its Chinese was written: update the Chinese, then run "
-        f"`python -m ui.words --checked {' '.join(stale)}`"
+        f"`python -m words --checked {' '.join(stale)}`"
     )
 
 
@@ -99,7 +99,7 @@ def test_checking_a_new_key_with_an_empty_zh_from_marks_that_key_and_no_other(tm
 
 def test_small_numbers_in_running_text_have_no_hyphen_to_break_at():
     """Issue 36: "(largest difference 2.6e-08)" broke into "2.6e-" / "08" at the end of a caption line."""
-    from ui.words import scientific
+    from words import scientific
 
     assert scientific(2.6e-8) == "2.6×10⁻⁸"
     assert scientific(0.0) == "0"
@@ -108,7 +108,7 @@ def test_small_numbers_in_running_text_have_no_hyphen_to_break_at():
 
 def test_a_score_below_its_threshold_is_never_written_as_the_same_number():
     """A browser check of stage 7: "mean log-probability per piece -0.53, below -0.53" (-0.5346 under -0.5271)."""
-    from ui.words import apart
+    from words import apart
 
     assert apart(-0.5346, -0.5271) == ("-0.535", "-0.527")
     assert apart(-0.91, -0.53) == ("-0.91", "-0.53")  # two decimals where they already differ

@@ -1,4 +1,4 @@
-"""The handout (viz.handout, ui.handout): one web page of a translation that holds every map the model computed,
+"""The handout (viz.handout): one web page of a translation that holds every map the model computed,
 needs nothing from the network, keeps user text inert, and carries a Chinese font with just its own characters."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import pytest
 
 from model import decode
 from model.checkpoint import load_checkpoint
-from ui.handout import handout
 from viz import cjk
-from viz.handout import handout_html
+from viz.handout import handout, handout_html
 
 from ..conftest import SHIPPED
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.words import t
 from viz.heads import statistic_grid
 from viz.titles import TITLE_WIDTH, wrap_title
 from viz.widths import display_width
+from words import t
 
 
 def test_the_aer_grid_title_wraps_in_both_languages_within_the_column_at_1024():

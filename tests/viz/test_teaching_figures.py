@@ -6,7 +6,6 @@ import torch
 
 from model.decode import translate
 from model.transformer import sinusoidal_positional_encoding
-from ui.words import STRINGS
 from viz.attention import causal_mask
 from viz.escape import markdown_literal
 from viz.positional import position_similarity, positional_curves, positional_heatmap
@@ -19,6 +18,7 @@ from viz.softmax import (
     softmax_pair_figure,
 )
 from viz.steps import attention_steps, steps_figure, steps_table
+from words import STRINGS
 
 
 def test_positional_heatmap_shows_the_encoding_itself():

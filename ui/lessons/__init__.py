@@ -19,7 +19,7 @@ from ui.lessons.padding import show_padding
 from ui.lessons.residual import show_residual
 from ui.lessons.word_order import show_word_order
 from ui.views import Lesson, register, views
-from ui.words import t
+from words import t
 
 
 def open_in_explorer(view: str) -> None:

@@ -11,11 +11,12 @@ import streamlit as st
 
 from model import attribute, faithfulness
 from ui import widgets
-from ui.common import Context, chart, query_labels
+from ui.common import Context, chart
 from ui.models import get_comparison
-from ui.words import t
 from viz.explanation import faithfulness_bars, method_comparison
+from viz.labels import query_labels
 from viz.tables import GridColumn, grid_columns
+from words import t
 
 # read at the chosen layer, all heads together (the others: the whole model)
 LAYER_METHODS = tuple(name for name, m in attribute.METHODS.items() if m.granularity == "head")

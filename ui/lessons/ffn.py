@@ -8,8 +8,8 @@ import streamlit as st
 from model import inside
 from ui.common import Context, chart
 from ui.models import get_inside
-from ui.words import t
 from viz import inside as inside_viz
+from words import t
 
 
 def show_ffn(ctx: Context) -> None:

@@ -15,8 +15,8 @@ from ui import widgets
 from ui.cache import failed
 from ui.common import Context, chart
 from ui.models import parameter_count, toy_run, toy_runs
-from ui.words import sentences, t
 from viz.toy import learning_curves, snapshot_map
+from words import sentences, t
 
 WIDTHS = (32, 128)  # d_model: the narrow default, and one wide enough (d_k up to 128) for the scaling to matter
 HEADS = (1, 2, 4)

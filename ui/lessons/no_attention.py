@@ -9,8 +9,8 @@ import streamlit as st
 from model import inside
 from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind, map_pair
 from ui.models import get_forced, get_hypotheses, get_inside
-from ui.words import t
 from viz.escape import markdown_literal
+from words import t
 
 
 def show_no_attention(ctx: Context) -> None:

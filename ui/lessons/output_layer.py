@@ -8,9 +8,9 @@ import streamlit as st
 
 from ui.common import Context, chart
 from ui.models import get_inside, get_model
-from ui.words import scientific, t
 from viz import inside as inside_viz
 from viz.escape import markdown_literal
+from words import scientific, t
 
 NAMED = 8  # pieces named on the curve
 

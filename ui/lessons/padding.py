@@ -7,11 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from model.transformer import ATTENTION_KINDS as KINDS
-from ui.common import KIND_TAB, Context, axis_names, chart, head_name, layer_of_kind, selected_weights
+from ui.common import Context, chart, head_name, layer_of_kind, selected_weights
 from ui.models import get_padded_batch
-from ui.words import t
 from viz import attention as attention_viz
+from viz.labels import axis_names, kind_name
 from viz.padding import padded_tokens_figure
+from words import t
 
 SHORT_PARTNER = "Good morning."
 LONG_PARTNER = "The cat is sleeping on the sofa because it is very tired today."
@@ -50,9 +51,9 @@ def show_padding(ctx: Context) -> None:
         "decoder_self": not batch.target_key_mask.all(),
     }
     zeros = t("list_separator", lang).join(
-        f"{t(KIND_TAB[k], lang)} {batch.padding_weight[k]:g}"
+        f"{kind_name(k, lang)} {batch.padding_weight[k]:g}"
         if padded[k]
-        else f"{t(KIND_TAB[k], lang)}: {t('padding_none', lang)}"
+        else f"{kind_name(k, lang)}: {t('padding_none', lang)}"
         for k in KINDS
     )
     st.markdown(t("padding_zero", lang, values=zeros))

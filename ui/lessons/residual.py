@@ -8,10 +8,11 @@ import streamlit as st
 
 from model import inside
 from ui import widgets
-from ui.common import Context, chart, query_labels
+from ui.common import Context, chart
 from ui.models import get_inside
-from ui.words import t
 from viz import inside as inside_viz
+from viz.labels import query_labels
+from words import t
 
 STACKS = ("encoder", "decoder")
 SHOWN_FEATURES = 24  # features drawn in the LayerNorm / BatchNorm picture (of d_model)

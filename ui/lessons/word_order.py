@@ -8,11 +8,12 @@ import streamlit as st
 from model import what_if
 from model.tokenizer import WORD_BOUNDARY
 from ui import widgets
-from ui.common import Context, axis_names, chart, head_name, layer_of_kind, map_pair, selected_weights
+from ui.common import Context, chart, head_name, layer_of_kind, map_pair, selected_weights
 from ui.models import get_word_order
-from ui.words import t
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
+from viz.labels import axis_names
+from words import t
 
 EXAMPLE = "The dog chases the cat."
 # Not offered as the default pair: swapping two of these rarely shows anything ("walked to the the station").

@@ -1,10 +1,12 @@
-"""The interface's words in English and Chinese: the short labels of `ui/words.toml` (each key's two languages
+"""The interface's words in English and Chinese: the short labels of `words/words.toml` (each key's two languages
 together) and the lessons' prose of `ui/lessons/<lesson>.<lang>.md` (beside the code that computes its numbers),
-read once into one table. `t(key, lang, **numbers)` fills a text's named placeholders.
+read once into one table. `t(key, lang, **numbers)` fills a text's named placeholders. A package of its own,
+importing nothing else of the project, so that the app, the figures and the command line
+(`python -m model.translate --html`) share one catalogue without Streamlit.
 
 Each Chinese text records which English it was written from (`zh_from`, the start of the English's SHA-256), so a
 test names every key whose English changed since its Chinese was last checked. After checking one:
-    python -m ui.words --checked KEY [KEY ...]
+    python -m words --checked KEY [KEY ...]
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
-import sys
 import tomllib
 from pathlib import Path
 
@@ -23,7 +24,7 @@ LANGUAGE_NAMES = {
     "zh": {"en": "英语", "de": "德语", "zh": "中文", "fr": "法语"},
 }
 CATALOGUE = Path(__file__).with_name("words.toml")
-PROSE = Path(__file__).parent / "lessons"
+PROSE = Path(__file__).resolve().parents[1] / "ui" / "lessons"
 # A section of a prose file: "<!-- key -->", in Chinese "<!-- key · zh_from 1a2b3c4d -->", then its text.
 _SECTION = re.compile(r"^<!-- (?P<key>[\w-]+)(?: · zh_from (?P<checked>[0-9a-f]{8}))? -->\n", re.M)
 
@@ -131,7 +132,3 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such key: {', '.join(unknown)}")
     mark_checked(args.checked)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
