@@ -24,7 +24,7 @@ from safetensors.torch import load_file, save_file
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from model.train import average_weights  # noqa: E402
+from model.training.loop import average_weights  # noqa: E402
 
 
 def gather(runs: Path, variants: list[str]) -> tuple[str, list[dict]]:

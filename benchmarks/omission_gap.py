@@ -3,9 +3,9 @@ whose greedy translations drop a word (the right Chinese written by us; the omit
 
     python benchmarks/omission_gap.py checkpoints/en-zh
 
-One line per sentence: log p(right) - log p(omitting), in nats, teacher-forced (model.train.sequence_log_probs); a
-negative gap is the model preferring the omission. The omission contrast (model.train --omission-margin) trains
-this gap on the training pairs.
+One line per sentence: log p(right) - log p(omitting), in nats, teacher-forced
+(model.training.losses.sequence_log_probs); a negative gap is the model preferring the omission. The omission
+contrast (model.train --omission-margin) trains this gap on the training pairs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from model.checkpoint import load_checkpoint  # noqa: E402
-from model.train import collate, sequence_log_probs  # noqa: E402
+from model.training.batches import collate  # noqa: E402
+from model.training.losses import sequence_log_probs  # noqa: E402
 
 ROWS = [  # English, a right translation, the translation stage 7 wrote (a word left out)
     ("Anna works at a hospital in Munich.", "安娜在慕尼黑的一家医院工作。", "安娜在医院工作。"),

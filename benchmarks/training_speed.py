@@ -35,7 +35,9 @@ sys.path.insert(0, str(ROOT))
 from model.checkpoint import load_checkpoint  # noqa: E402
 from model.data import load_splits, training_pairs  # noqa: E402
 from model.tokenizer import PAD_ID  # noqa: E402
-from model.train import collate, loss_fn, make_batches, noam_rate  # noqa: E402
+from model.training.batches import collate, make_batches  # noqa: E402
+from model.training.loop import noam_rate  # noqa: E402
+from model.training.losses import loss_fn  # noqa: E402
 from model.transformer import (  # noqa: E402
     Embeddings,
     PositionalEncoding,

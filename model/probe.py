@@ -30,7 +30,7 @@ from .data import CORPORA, DEFAULT_DATA_DIR, load_splits
 from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
 from .evaluate import bleu_tokenizer_for, score
 from .tokenizer import PAD_ID, group_pieces_into_words, is_punctuation
-from .train import collate
+from .training.batches import collate
 from .transformer import ATTENTION_KINDS as KINDS
 
 # Statistics that compare a query's position with a key's position: they only mean something when both index the

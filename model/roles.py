@@ -25,7 +25,7 @@ import torch
 
 from .decode import translate
 from .tokenizer import PAD_ID
-from .train import collate
+from .training.batches import collate
 from .transformer import ATTENTION_KINDS as KINDS
 
 # "Positional head", the one definition the app uses (the corpus table and the query-key view's caption alike):

@@ -8,7 +8,8 @@ import torch
 
 from model.decode import beam_search, encode_source, greedy_batch, translate, translate_batch
 from model.tokenizer import BOS_ID, EOS_ID
-from model.train import collate, loss_fn
+from model.training.batches import collate
+from model.training.losses import loss_fn
 from model.transformer import Transformer
 
 from ..conftest import TINY_PAIRS, tiny_config

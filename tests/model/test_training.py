@@ -16,8 +16,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from model import train
-from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint, weights_to_save
 from model.decode import translate
+from model.tokenizer import BOS_ID, EOS_ID, train_sentencepiece
+from model.training import batches, loop, losses, vocabulary
 from model.transformer import Transformer
 
 from ..conftest import ROOT, TINY_PAIRS, tiny_config
@@ -84,7 +86,7 @@ def test_tiny_training_lowers_the_loss_resumes_and_exports(tiny_corpus_dir, tmp_
     assert [m["epoch"] for m in metrics(run_dir)] == [1, 2, 3, 4, 5]
     averaged = load_checkpoint(chosen)
     assert averaged.metadata["weights"] == "average of epochs 4-5"
-    expected = train.average_weights([run_dir / "epoch004.safetensors", run_dir / "epoch005.safetensors"])
+    expected = loop.average_weights([run_dir / "epoch004.safetensors", run_dir / "epoch005.safetensors"])
     for key, value in averaged.model.state_dict().items():
         if key in expected:
             torch.testing.assert_close(value, expected[key].float())
@@ -211,15 +213,15 @@ def test_two_process_torchrun_training(tiny_corpus_dir, tmp_path):
 
 
 def test_noam_schedule_warms_up_then_decays():
-    rates = [train.noam_rate(step, 256, warmup=100, factor=1.0) for step in (1, 50, 100, 400)]
+    rates = [loop.noam_rate(step, 256, warmup=100, factor=1.0) for step in (1, 50, 100, 400)]
     assert rates[0] < rates[1] < rates[2] and rates[3] == pytest.approx(rates[2] / 2)
 
 
 def test_batches_respect_the_token_budget_and_cover_every_example():
     lengths = [(n % 17 + 1, n % 13 + 2) for n in range(500)]
-    batches = train.make_batches(lengths, max_tokens=200, seed=0)
-    assert sorted(i for b in batches for i in b) == list(range(500))
-    for batch in batches:
+    packed = batches.make_batches(lengths, max_tokens=200, seed=0)
+    assert sorted(i for b in packed for i in b) == list(range(500))
+    for batch in packed:
         assert len(batch) * max(max(lengths[i]) for i in batch) <= 200
 
 
@@ -377,7 +379,7 @@ def test_warm_start_under_new_tokenizers_keeps_the_layers_and_the_shared_pieces(
     model = Transformer(
         type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size, "tgt_vocab_size": target.vocab_size})
     )
-    copied_source, copied_target = train.transfer_weights(initial, model, source, target)
+    copied_source, copied_target = vocabulary.transfer_weights(initial, model, source, target)
     assert copied_source > 10 and copied_target > 10
     old, new = initial.model.state_dict(), model.state_dict()
     assert torch.equal(
@@ -431,7 +433,7 @@ def test_a_gpu_asked_for_on_a_machine_without_one_stops_before_training(tiny_cor
 def test_bf16_on_a_cpu_without_native_bfloat16_stops_before_training(tiny_corpus_dir, tmp_path, monkeypatch):
     """On an AVX2 CPU autocast emulates bfloat16 (a step of the 6+6 model: 90 s instead of 4 s): say so at once
     instead of training for hours."""
-    monkeypatch.setattr(train, "bf16_is_native", lambda: False)
+    monkeypatch.setattr(loop, "bf16_is_native", lambda: False)
     with pytest.raises(SystemExit, match="no native bfloat16"):
         train.main(["--data-dir", str(tiny_corpus_dir), *TINY_ARGS, "--run-dir", str(tmp_path / "run"), "--bf16"])
     assert not (tmp_path / "run").exists()
@@ -464,7 +466,7 @@ def test_extended_vocabulary_keeps_every_id_and_starts_new_rows_from_the_pieces_
     model = Transformer(
         type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size, "tgt_vocab_size": target.vocab_size})
     ).eval()
-    added = train.extend_weights(initial, model, source, target)
+    added = vocabulary.extend_weights(initial, model, source, target)
     assert added == (len(words), 1)
     new_row = model.state_dict()["src_embed.lookup.weight"][source.processor.PieceToId("\u2581Transformer")]
     old_rows = initial.model.state_dict()["src_embed.lookup.weight"][old_source.encode("Transformer")]
@@ -521,7 +523,7 @@ def test_term_and_name_words_become_whole_pieces_and_a_capital_starts_as_the_low
     cfg = initial.model.cfg
     extended_cfg = type(cfg)(**{**cfg.__dict__, "src_vocab_size": source.vocab_size})
     model = Transformer(extended_cfg).eval()
-    assert train.extend_weights(initial, model, source, target) == (4, 0)
+    assert vocabulary.extend_weights(initial, model, source, target) == (4, 0)
     rows = model.state_dict()["src_embed.lookup.weight"]
     old_rows = initial.model.state_dict()["src_embed.lookup.weight"]
     row = lambda piece: rows[source.processor.PieceToId(piece)]  # noqa: E731
@@ -533,16 +535,16 @@ def test_term_and_name_words_become_whole_pieces_and_a_capital_starts_as_the_low
     after = translate(model, source, target, "I like tea.", need_qkv=False)
     assert after.target_ids == before.target_ids
 
-    started = train.starting_weights(str(tiny_checkpoint), extended_cfg, source, target)
-    for key, value in train.weights_to_save(model).items():
+    started = vocabulary.starting_weights(str(tiny_checkpoint), extended_cfg, source, target)
+    for key, value in weights_to_save(model).items():
         torch.testing.assert_close(started[key], value)
     # a tokenizer learnt afresh (--new-tokenizers), even of the same size, has no weights to start from
     texts = [s for s, _ in TINY_PAIRS] * 5 + ["Raining tea and coffee every day."] * 10
-    retrained = Tokenizer.from_bytes(train.train_sentencepiece(texts, vocab_size=old_source.vocab_size))
+    retrained = Tokenizer.from_bytes(train_sentencepiece(texts, vocab_size=old_source.vocab_size))
     everyone = range(old_source.vocab_size)
     assert retrained.vocab_size == old_source.vocab_size and retrained.pieces(everyone) != old_source.pieces(everyone)
     with pytest.raises(SystemExit, match="another shape or vocabulary"):
-        train.starting_weights(str(tiny_checkpoint), cfg, retrained, target)
+        vocabulary.starting_weights(str(tiny_checkpoint), cfg, retrained, target)
 
 
 def test_the_gpu_sweep_picks_most_rows_and_best_bleu_near_the_shipped_scores_and_halves_join_to_the_average(
@@ -595,7 +597,7 @@ def test_an_omission_negative_leaves_out_one_span_of_word_pieces_and_never_punct
     rng = random.Random(0)
     seen = set()
     for _ in range(300):
-        omitted = train.omit_a_span(target, deletable, rng)
+        omitted = losses.omit_a_span(target, deletable, rng)
         cut = len(target) - len(omitted)
         assert 1 <= cut <= 3
         assert omitted.count(1) == 2  # the punctuation stays
@@ -604,18 +606,18 @@ def test_an_omission_negative_leaves_out_one_span_of_word_pieces_and_never_punct
         assert all(deletable[p] for p in target[start : start + cut])
         seen.add(tuple(omitted))
     assert (5, 1, 7, 8, 9, 1) in seen and (5, 6, 1, 1) in seen  # any word piece may go, and up to three at once
-    assert train.omit_a_span([1, 1], deletable, rng) is None
+    assert losses.omit_a_span([1, 1], deletable, rng) is None
 
 
 def test_the_omission_hinge_pushes_only_where_the_whole_translation_does_not_lead_by_the_margin():
     full = torch.tensor([-2.0, -10.0, -3.0])
     omitted = torch.tensor([-9.0, -4.0, -4.0])  # leads by 7, trails by 6, leads by 1
-    assert train.omission_hinge(full, omitted, 3.0).item() == pytest.approx((0 + 9 + 2) / 3)
-    assert train.omission_hinge(full, omitted - 100, 3.0).item() == 0.0
+    assert losses.omission_hinge(full, omitted, 3.0).item() == pytest.approx((0 + 9 + 2) / 3)
+    assert losses.omission_hinge(full, omitted - 100, 3.0).item() == 0.0
     # The score it compares is the sum of the target pieces' log-probabilities, padding left out.
     logits = torch.log(torch.tensor([[[0.5, 0.5, 0.0], [0.1, 0.2, 0.7]]]).clamp_min(1e-12))
-    assert train.sequence_log_probs(logits, torch.tensor([[1, 0]])).item() == pytest.approx(math.log(0.5))
-    assert train.sequence_log_probs(logits, torch.tensor([[1, 2]])).item() == pytest.approx(math.log(0.5 * 0.7))
+    assert losses.sequence_log_probs(logits, torch.tensor([[1, 0]])).item() == pytest.approx(math.log(0.5))
+    assert losses.sequence_log_probs(logits, torch.tensor([[1, 2]])).item() == pytest.approx(math.log(0.5 * 0.7))
 
 
 def test_with_word_dropout_the_omission_contrast_still_compares_whole_targets(tiny_tokenizers):
@@ -625,15 +627,15 @@ def test_with_word_dropout_the_omission_contrast_still_compares_whole_targets(ti
     torch.manual_seed(0)
     model = Transformer(tiny_config(source, target)).eval()
     pairs = [(source.encode(en), target.encode(zh)) for en, zh in TINY_PAIRS[:6]]
-    src, tgt_in, tgt_out = train.collate(pairs)
-    deletable = train.word_pieces(target)
-    thinned = train.drop_target_words(tgt_in, 0.5, torch.Generator().manual_seed(0))
+    src, tgt_in, tgt_out = batches.collate(pairs)
+    deletable = losses.word_pieces(target)
+    thinned = losses.drop_target_words(tgt_in, 0.5, torch.Generator().manual_seed(0))
     assert not torch.equal(thinned, tgt_in)
 
     def contrast(decoder_in, passed):
         encoded, decoded = model(src, decoder_in)
         decoded = decoded if passed else None
-        return train.omission_loss(
+        return losses.omission_loss(
             model, encoded, decoded, pairs, tgt_in, tgt_out, deletable, random.Random(3), 1000.0, False
         ).item()
 
@@ -654,24 +656,24 @@ def test_training_with_the_omission_contrast_makes_translations_missing_a_word_l
         train.main([*common, "--epochs", "6", "--average-last", "1", "--export", str(export), *extra])
         loaded = load_checkpoint(export)
         model, source, target = loaded.model.eval(), loaded.source_tokenizer, loaded.target_tokenizer
-        deletable = train.word_pieces(target)
+        deletable = losses.word_pieces(target)
         rng = random.Random(1)
         full_pairs = [(source.encode(en), target.encode(zh)) for en, zh in TINY_PAIRS]
-        omitted_pairs = [(s, train.omit_a_span(t, deletable, rng)) for s, t in full_pairs]
+        omitted_pairs = [(s, losses.omit_a_span(t, deletable, rng)) for s, t in full_pairs]
         with torch.no_grad():
             scores = []
             for pairs in (full_pairs, omitted_pairs):
-                src, tgt_in, tgt_out = train.collate(pairs)
+                src, tgt_in, tgt_out = batches.collate(pairs)
                 _, decoded = model(src, tgt_in)
-                scores.append(train.sequence_log_probs(decoded.logits, tgt_out))
+                scores.append(losses.sequence_log_probs(decoded.logits, tgt_out))
         gaps[name] = (scores[0] - scores[1]).mean().item()
     assert gaps["contrast"] > gaps["plain"] + 1.0, gaps
 
 
 def test_repeat_unlikelihood_penalises_writing_the_last_piece_again_only_where_the_target_moves_on():
     # Vocabulary of 6; target 4 5 5 </s>: the repeat of 5 at step 3 is the target's own, so it is not penalised.
-    tgt_in = torch.tensor([[train.BOS_ID, 4, 5, 5]])
-    tgt_out = torch.tensor([[4, 5, 5, train.EOS_ID]])
+    tgt_in = torch.tensor([[BOS_ID, 4, 5, 5]])
+    tgt_out = torch.tensor([[4, 5, 5, EOS_ID]])
     probs = torch.full((1, 4, 6), 0.1)
     probs[0, 1, 4] = 0.5  # step 2 (true next 5) gives the piece just written (4) one half
     probs[0, 2, 5] = 0.5  # step 3: the true next is 5 again, no penalty
@@ -679,10 +681,10 @@ def test_repeat_unlikelihood_penalises_writing_the_last_piece_again_only_where_t
     logits = torch.log(probs / probs.sum(-1, keepdim=True))
     expected_p = 0.5 / 1.0  # 0.5 + 5 * 0.1 = 1.0
     expected = -math.log(1 - expected_p)  # the same at the two steps that count
-    assert train.repeat_unlikelihood(logits, tgt_in, tgt_out).item() == pytest.approx(expected)
+    assert losses.repeat_unlikelihood(logits, tgt_in, tgt_out).item() == pytest.approx(expected)
     lower = probs.clone()
     lower[0, 1, 4] = lower[0, 3, 5] = 0.1
-    assert train.repeat_unlikelihood(torch.log(lower / lower.sum(-1, keepdim=True)), tgt_in, tgt_out).item() < expected
+    assert losses.repeat_unlikelihood(torch.log(lower / lower.sum(-1, keepdim=True)), tgt_in, tgt_out).item() < expected
 
 
 # Stage 9 appended 1,336 whole Chinese words to the shipped target tokenizer (--extend-chinese-words), after its
@@ -764,7 +766,7 @@ def test_target_word_dropout_thins_only_the_decoder_input_and_keeps_start_and_pa
     """--target-word-dropout P: about P of the decoder's input pieces become <unk>, never <s> or padding, and
     the same seed drops the same pieces (a resumed run repeats its batches exactly)."""
     from model.tokenizer import BOS_ID, PAD_ID, UNK_ID
-    from model.train import drop_target_words
+    from model.training.losses import drop_target_words
 
     tgt_in = torch.tensor([[BOS_ID] + list(range(10, 210)) + [PAD_ID] * 50 for _ in range(20)])
     thinned = drop_target_words(tgt_in, 0.2, torch.Generator().manual_seed(7))
