@@ -144,7 +144,7 @@ _BOOL_FIELDS = ("tie_target_embeddings", "norm_first", "share_source_target_embe
 _METADATA_STRINGS = ("corpus", "source_language", "target_language")
 
 
-def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:
+def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:  # noqa: C901 (issue 60 splits it)
     """config.json -> (model config, metadata), every field checked; a CheckpointError names the field at fault."""
     path = Path(directory) / CONFIG
     try:

@@ -177,7 +177,7 @@ def _slice_record(decoded, index: int) -> dict:
 
 
 @torch.inference_mode()
-def beam_search(
+def beam_search(  # noqa: C901 (issue 60 splits it)
     model: Transformer,
     source: list[int],
     beam_size: int = 4,

@@ -99,7 +99,7 @@ def rare_piece_share(attention: np.ndarray, rarity: np.ndarray) -> np.ndarray:
     return (attention.argmax(-1) == rarest).mean(-1)
 
 
-def measure_roles(loaded, sentences: list[str], references: list[str], alignment: dict | None = None) -> pd.DataFrame:
+def measure_roles(loaded, sentences: list[str], references: list[str], alignment: dict | None = None) -> pd.DataFrame:  # noqa: C901 (issue 60 splits it)
     model, src_tok, tgt_tok = loaded.model, loaded.source_tokenizer, loaded.target_tokenizer
     cfg = model.cfg
     offsets = {kind: {k: [] for k in (-1, 0, 1)} for kind in ("encoder_self", "decoder_self")}

@@ -124,7 +124,7 @@ def clamp(number: int, low: int, high: int) -> int:
     return min(max(number, low), high)
 
 
-def parse_link(
+def parse_link(  # noqa: C901 (issue 60 splits it)
     params: dict[str, str],
     checkpoints: list[str],
     languages: list[str],

@@ -124,7 +124,7 @@ def test_floor_on_our_everyday_sentences(shipped):
 
 
 def test_cross_attention_crosses_where_german_puts_the_verb_last():
-    """The README's example: in "…einem Mann, der Zeitung liest." the step writing "Zeitung" attends to
+    """docs/guide.md's example: in "…einem Mann, der Zeitung liest." the step writing "Zeitung" attends to
     "newspaper" and the next one, writing "liest", back to "reading" (layers 4-6, mean over heads)."""
     loaded = load_checkpoint(ROOT / "checkpoints" / "en-de")
     tr = translate(
@@ -142,7 +142,7 @@ def test_cross_attention_crosses_where_german_puts_the_verb_last():
 
 
 def test_cross_attention_reaches_back_for_the_chinese_time_word():
-    """The README's other example: 她昨天买了… puts "yesterday" second; the step writing 昨天 attends to
+    """docs/guide.md's other example: 她昨天买了… puts "yesterday" second; the step writing 昨天 attends to
     "yesterday", the last English word (every layer, mean over heads)."""
     loaded = load_checkpoint(ROOT / "checkpoints" / "en-zh")
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "She bought a red car yesterday.")
@@ -153,7 +153,7 @@ def test_cross_attention_reaches_back_for_the_chinese_time_word():
 
 
 def test_the_seeds_example_writing_jerry_looks_at_jerry():
-    """The seeds' picture (the README, the model card): translating "Tom chases Jerry." the step that writes 杰瑞
+    """The seeds' picture (docs/guide.md, the model card): translating "Tom chases Jerry." the step that writes 杰瑞
     attends most to "Jerry" and the one writing 追 to "chase" in layers 2-6, the one writing 汤姆 to "Tom" in
     layers 2-5 (mean over heads; in layer 6 汤姆's step looks at "chase")."""
     loaded = load_checkpoint(ROOT / "checkpoints" / "en-zh")
