@@ -7,7 +7,8 @@ Statistics of one (layers, heads, queries, keys) attention tensor, per layer and
 query rows:
 - entropy: of each row, in nats (0 = all weight on one key);
 - distance: expected |query position - key position| under the row's weights;
-- same / previous / next: the weight on key position q, q-1, q+1 (a "previous-token head" puts most on q-1);
+- same / previous / next: the weight on key position q, q-1, q+1 (whether that makes a head *positional* is
+  decided in one place, model.roles: its largest weight at one fixed offset in at least 90 % of the queries);
 - boundary: the weight on the sentence-boundary key (</s> among source keys, <s> among decoder keys), where
   heads with nothing to do often park their attention;
 - punctuation: the weight on punctuation keys;
@@ -141,9 +142,11 @@ SOURCE_ORDER_THRESHOLD = 0.7  # correlation that names a cross-attention head "f
 
 
 def name_heads(frame: pd.DataFrame, threshold: float = ROLE_THRESHOLD) -> pd.DataFrame:
-    """Label heads whose average behaviour is clear-cut: previous-token, diagonal (same position), next-token,
-    boundary sink, and (cross) heads that follow the alignment or the source order. Undefined (NaN) statistics
-    never name a role."""
+    """Label heads whose average behaviour is clear-cut: boundary sink, and (cross) heads that follow the
+    alignment or the source order. Undefined (NaN) statistics never name a role. A positional head is not named
+    here: the one definition of it is model.roles's (largest weight at one offset in ≥ 90 % of the queries); a
+    mean weight on q − 1 above one half, which this table used to call "previous-token", is a weaker and other
+    claim, and the page showed both."""
 
     def above(row, name, limit):
         value = row.get(name, np.nan)
@@ -154,9 +157,6 @@ def name_heads(frame: pd.DataFrame, threshold: float = ROLE_THRESHOLD) -> pd.Dat
         found = [
             role
             for name, role in (
-                ("previous", "previous-token"),
-                ("same", "diagonal"),
-                ("next", "next-token"),
                 ("boundary", "boundary sink"),
                 ("alignment_agreement", "follows the alignment"),
             )

@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pytest
 
+from model import roles
 from model.checkpoint import load_checkpoint
 from model.data import Example
 from model.decode import teacher_force, translate, translate_hypotheses
@@ -48,12 +49,16 @@ def test_identity_head_has_distance_zero_and_all_weight_on_the_same_position():
     assert stats["punctuation"][0, 0] == pytest.approx(0.25)
 
 
-def test_shifted_identity_is_a_previous_token_head():
+def test_shifted_identity_puts_its_weight_on_the_previous_position_and_is_named_positional_by_roles_alone():
+    """Issue 60: one definition of a positional head. The statistics table measures the weight on q - 1; the
+    role is model.roles's (largest weight at one offset in at least 90 % of the queries), not the table's."""
     stats = head_statistics(as_heads(shifted_identity(5)), list("abcde"), boundary_key=4)
     assert stats["previous"][0, 0] == 1  # every row that has a previous position puts all weight there
     assert stats["distance"][0, 0] == pytest.approx(4 / 5)
     frame = name_heads(statistics_frame({"encoder_self": stats}))
-    assert frame.loc[0, "role"] == "previous-token"
+    assert frame.loc[0, "role"] == ""
+    assert roles.positional_offset(shifted_identity(5)) == (-1, pytest.approx(4 / 5))  # row 0 has no q - 1
+    assert roles.positional_offset(shifted_identity(20))[1] >= roles.POSITIONAL_SHARE
 
 
 def test_uniform_head_has_maximal_entropy_and_boundary_sink_is_named():
