@@ -117,7 +117,7 @@ def main() -> None:  # noqa: C901 (issue 60 splits it)
     # how many sessions use this server now: with a class on it nothing is computed ahead for one sentence
     sessions = note_script_run(st.session_state.setdefault("session_key", uuid.uuid4().hex))
     # the page-wide choices too: a view that does not read them does not draw them
-    widgets.keep(("layer", "head", "attribution_method", "word_level") + views.kept_widgets())
+    widgets.keep(("layer", "head", "attribution", "word_level") + views.kept_widgets())
     loaded, broken = open_first_loadable(checkpoints)  # before the selector is drawn: it may move the choice
     if loaded is not None:
         # a head switched in the browser since the last run (before its selectors are drawn)

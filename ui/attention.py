@@ -111,7 +111,7 @@ def switches_in_browser(tab: str | None) -> bool:
     return bool(
         st.session_state.get("browser_switching", browser_switching_default())
         and tab in MAP_TABS
-        and widgets.current("attribution_method") in (None, attribute.RAW)
+        and widgets.current("attribution") in (None, attribute.RAW)
         and not widgets.current("word_level")
     )
 
@@ -127,12 +127,12 @@ def open_clicked_head(kind: str) -> None:
 
 def attribution_selector(container, lang: str, **kwargs) -> str:
     """Which account of the view the attention maps show: raw weights or another method (model.attribute); one
-    choice for all three attention views, beside the layer and head, kept in the link (method=)."""
+    choice for all three attention views, beside the layer and head, kept in the link (attribution=)."""
     return widgets.selectbox(
         container,
         t("attribution", lang),
         list(attribute.METHODS),
-        key="attribution_method",
+        key="attribution",
         format_func=lambda m: t(f"attribution_{m}", lang),
         help=t("attribution_help", lang),
         **kwargs,
@@ -258,7 +258,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.language_pair
     checkpoint, fetch = ctx.checkpoint, ctx.fetch
     layer = layer_of_kind(tr, kind, ctx.layer, lang)
-    method = st.session_state.get("attribution_method", attribute.RAW) if checkpoint else attribute.RAW
+    method = st.session_state.get("attribution", attribute.RAW) if checkpoint else attribute.RAW
     attribution = attribution_map(tr, kind, layer, head, method, checkpoint, lang)
     # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
     # switch draws there, without a server run (the layer and head reach the server through the link). The

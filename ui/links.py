@@ -71,7 +71,7 @@ class LinkState:
         if self.qk:
             params["qk"] = f"{self.qk[0]}.{self.qk[1]}"
         if self.attribution and self.attribution != "attention":
-            params["method"] = self.attribution
+            params["attribution"] = self.attribution
         if self.trail:
             params["force"] = ",".join(f"{step}:{piece}" for step, piece in self.trail)
         return params
@@ -103,7 +103,7 @@ def link_from_session(session, first_view: str, first_lesson: str) -> LinkState:
         pair=(pair_kind, *pair) if pair_kind in PAIR_KINDS and pair else None,  # once a pair was chosen
         compared=numbers(("compare_query", "compare_x", "compare_y")),  # the two-sentence view's word pairs
         qk=(qk_kind, *qk) if qk_kind in PAIR_KINDS and qk else None,  # once a query was chosen
-        attribution=session.get("attribution_method", "attention"),
+        attribution=session.get("attribution", "attention"),
         trail=tuple(tuple(step) for step in session.get("trail") or ()) or None,
     )
 
@@ -138,9 +138,10 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
     notice)."""
     state = LinkState()
     said_as = {}  # a parameter's name as the link wrote it, where that was an older name
-    if "flow" in params and "method" not in params:  # an older link's name for it
-        params = {("method" if name == "flow" else name): value for name, value in params.items()}
-        said_as["method"] = "flow"
+    for older in ("method", "flow"):  # older links' names for the attribution
+        if older in params and "attribution" not in params:
+            params = {("attribution" if name == older else name): value for name, value in params.items()}
+            said_as["attribution"] = older
     for name, count in (repeated or {}).items():
         if count > 1:
             state.notices.append(Notice(name, shorten(params.get(name, "")), "repeated", str(count)))
@@ -162,7 +163,7 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
         ("ckpt", "checkpoint", checkpoints),
         ("lang", "lang", languages),
         ("view", "view", views),
-        ("method", "attribution", methods),
+        ("attribution", "attribution", methods),
     ):
         if name in params:
             if params[name] in offered:

@@ -58,7 +58,7 @@ def init_state(checkpoints: list[str]) -> None:
     if beam > 1:
         starting["beam_size"] = beam
     if link.attribution:
-        starting["attribution_method"] = link.attribution
+        starting["attribution"] = link.attribution
     widgets.start_on(starting)
     st.session_state.update(beam=beam, link_notices=link.notices, link_view=(link.layer, link.head))
     if link.pair:

@@ -780,9 +780,9 @@ def test_a_view_offers_only_the_choices_it_reads_and_the_others_are_kept(checkpo
     for view in views():
         open_tab(at, view)
         assert not at.exception, view
-        shown = {key for key in ("layer", "head", "attribution_method") if any(s.key == key for s in at.selectbox)}
+        shown = {key for key in ("layer", "head", "attribution") if any(s.key == key for s in at.selectbox)}
         shown |= {"word_level"} if any(c.key == "word_level" for c in at.checkbox) else set()
-        expected = {{"attribution": "attribution_method"}.get(s, s) for s in views()[view].reads}
+        expected = {{"attribution": "attribution"}.get(s, s) for s in views()[view].reads}
         assert shown == expected, view
         assert at.session_state["layer"] == 2 and at.session_state["word_level"], view
         assert at.query_params["layer"] in ("2", ["2"]), view
@@ -800,12 +800,12 @@ def test_a_lesson_offers_only_the_choices_it_reads(checkpoint_root):
         at.session_state["page"], at.session_state["lesson"] = "lessons", key
         at.run()
         assert not at.exception, key
-        shown = {k for k in ("layer", "head", "attribution_method") if any(s.key == k for s in at.selectbox)}
+        shown = {k for k in ("layer", "head", "attribution") if any(s.key == k for s in at.selectbox)}
         shown |= {"word_level"} if any(c.key == "word_level" for c in at.checkbox) else set()
         if key in ("lesson_residual", "lesson_ffn", "lesson_output", "lesson_learned"):
             assert shown == set(), key
         if key in ("lesson_multihead", "lesson_masks"):  # they show the encoder's and the decoder's maps
-            assert shown == {"layer", "head", "attribution_method", "word_level"}, key
+            assert shown == {"layer", "head", "attribution", "word_level"}, key
         if key in ("lesson_positions", "lesson_encoder_decoder"):
             assert shown == {"layer", "head"}, key
 

@@ -33,7 +33,7 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
     at = open_tab(run_app(s="I like tea."), "tab_cross")
     raw = figures(at)["heatmap-cross"]
     for method in ("norm", "value-zeroing", "rollout", "gradient-x-input"):
-        at.selectbox(key="attribution_method").select(method).run()
+        at.selectbox(key="attribution").select(method).run()
         assert not at.exception, method
         fig = figures(at)["heatmap-cross"]
         assert fig["layout"]["yaxis"]["ticktext"] == raw["layout"]["yaxis"]["ticktext"]  # the map keeps its axes
@@ -46,12 +46,12 @@ def test_the_method_selector_redraws_the_same_view_under_each_account(checkpoint
             for c in at.caption
         )
     assert fig["data"][0]["zmin"] == -fig["data"][0]["zmax"]  # signed scores: a scale centred on 0
-    assert at.query_params["method"] in ("gradient-x-input", ["gradient-x-input"])
+    assert at.query_params["attribution"] in ("gradient-x-input", ["gradient-x-input"])
     # Norm shares of a row sum to 1, like the weights.
-    at.selectbox(key="attribution_method").select("norm").run()
+    at.selectbox(key="attribution").select("norm").run()
     np.testing.assert_allclose(heat(figures(at)["heatmap-cross"]).sum(1), 1.0, atol=1e-4)
     # Decoder self-attention under gradients: cells after the row's own input stay masked.
-    at = open_tab(at.selectbox(key="attribution_method").select("gradient-x-input").run(), "tab_decoder")
+    at = open_tab(at.selectbox(key="attribution").select("gradient-x-input").run(), "tab_decoder")
     shown = heat(figures(at)["heatmap-decoder_self"])
     assert np.isnan(shown[np.triu_indices(shown.shape[0], 1)]).all()
     # The encoder has no output to differentiate: it says so and shows the weights.
@@ -74,7 +74,7 @@ def test_integrated_gradients_run_only_when_asked_for_each_sentence_and_report_t
 
     monkeypatch.setattr(attribute.IntegratedGradients, "steps", counted)
     at = open_tab(run_app(s="I like tea."), "tab_cross")
-    at.selectbox(key="attribution_method").select("integrated-gradients").run()
+    at.selectbox(key="attribution").select("integrated-gradients").run()
     assert not at.exception and not runs
     assert any("only when you ask" in i.value for i in at.info)
     assert "integrated gradients" not in figures(at)["heatmap-cross"]["layout"]["title"]["text"]  # the raw map
@@ -95,11 +95,16 @@ def test_integrated_gradients_run_only_when_asked_for_each_sentence_and_report_t
 
 
 def test_a_link_opens_a_method_and_an_unknown_one_is_named(checkpoint_root):
-    at = open_tab(run_app(s="I like tea.", flow="rollout"), "tab_cross")  # flow=: an older link's name
-    assert at.selectbox(key="attribution_method").value == "rollout"
-    assert "rollout" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+    """Issue 60: the link says attribution=, as the page's choice is called; method= and flow=, older links'
+    names, still open."""
+    for older in ("attribution", "method", "flow"):
+        at = open_tab(run_app(s="I like tea.", **{older: "rollout"}), "tab_cross")
+        assert at.selectbox(key="attribution").value == "rollout", older
+        assert "rollout" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
+        assert at.query_params["attribution"] == "rollout"  # the link is written back under its one name
+        assert "method" not in at.query_params and "flow" not in at.query_params
     at = run_app(s="I like tea.", method="magic")
-    assert at.selectbox(key="attribution_method").value == "attention"
+    assert at.selectbox(key="attribution").value == "attention"
     assert any("method" in w.value for w in at.warning)
 
 
@@ -275,7 +280,7 @@ def test_an_idle_server_computes_gradient_x_input_ahead_so_the_switch_only_draws
     at = open_tab(run_app(s="We walk to the park every day."), "tab_cross")
     models.attribution_prefetcher().submit(lambda: None).result(timeout=120)  # one worker: the prefetch before it ran
     computed = cache.computed
-    at.selectbox(key="attribution_method").select("gradient-x-input").run()
+    at.selectbox(key="attribution").select("gradient-x-input").run()
     assert not at.exception
     assert cache.computed == computed  # found, not computed again
     assert "gradient × input" in figures(at)["heatmap-cross"]["layout"]["title"]["text"]
@@ -385,7 +390,7 @@ def test_a_slow_method_can_be_cancelled_and_asked_for_again(checkpoint_root, mon
 
     monkeypatch.setattr(attribute.IntegratedGradients, "steps", slow)
     at = open_tab(run_app(s="We like tea."), "tab_cross")
-    at.selectbox(key="attribution_method").select("integrated-gradients").run()
+    at.selectbox(key="attribution").select("integrated-gradients").run()
     at.button(key="attribution-ask-cross").click().run()
     assert started.wait(30) and not at.exception
     at.run()

@@ -45,7 +45,7 @@ def session_showing(view: str) -> dict:
         compare_y=2,
         qk_kind="decoder_self",
         qk_query=3,
-        attribution_method="value-zeroing",
+        attribution="value-zeroing",
         trail=[[2, 1234], [5, 88]],
     )
 
@@ -111,6 +111,7 @@ def test_the_registry_is_complete_whichever_module_is_imported_first(first):
 
 
 def test_an_older_names_bad_value_is_named_as_the_link_wrote_it():
-    """Issue 59: flow=bogus was reported as "method"."""
+    """Issue 59: flow=bogus was reported as "method"; issue 60: the link's name is attribution=."""
     state = parse({"flow": "bogus"})
     assert [(n.parameter, n.value) for n in state.notices] == [("flow", "bogus")]
+    assert [(n.parameter, n.value) for n in parse({"method": "bogus"}).notices] == [("method", "bogus")]
