@@ -307,7 +307,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     if raw:  # what the weights of this kind are; another account has its own caption above
         st.caption(
             t(
-                {"encoder_self": "explain_encoder", "decoder_self": "explain_decoder", "cross": "explain_cross"}[kind],
+                {"encoder_self": "caption_encoder", "decoder_self": "caption_decoder", "cross": "caption_cross"}[kind],
                 lang,
             )
         )
@@ -414,7 +414,7 @@ def show_in_browser(tr: decode.Translation, kind: str, layer: int, head: str, la
 
 def draw_encoder(ctx: Context) -> None:
     show_attention(ctx, "encoder_self")
-    st.caption(t("explain_multihead", ctx.lang))
+    st.caption(t("caption_multihead", ctx.lang))
 
 
 NAMED_CHARACTERS = 20  # an unknown-character notice names this many, then counts the rest

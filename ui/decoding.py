@@ -67,7 +67,7 @@ def show_trail(tr: decode.Translation, original: decode.Translation | None, lang
 
 def show_decoding_steps(ctx: Context) -> None:
     tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
-    st.caption(t("explain_decoding_steps", lang))
+    st.caption(t("caption_decoding_steps", lang))
     n = len(tr.target_pieces)
     if st.session_state.get("decode_step", 0) >= n:
         st.session_state.decode_step = 0

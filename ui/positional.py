@@ -14,7 +14,7 @@ from words import t
 
 def show_positional(ctx: Context) -> None:
     d_model, max_len, lang = ctx.cfg.d_model, ctx.cfg.max_len, ctx.lang
-    st.caption(t("explain_positional", lang))
+    st.caption(t("caption_positional", lang))
     st.session_state.setdefault("pe_length", 50)
     length = st.slider(t("pe_length", lang), 8, 200, key="pe_length")
     if length > max_len:
@@ -35,7 +35,7 @@ def show_positional(ctx: Context) -> None:
         ),
         key="pe-curves",
     )
-    st.caption(t("explain_similarity", lang))
+    st.caption(t("caption_similarity", lang))
     chart(
         positional_viz.position_similarity_heatmap(pe, t("position", lang), t("pe_similarity_title", lang)),
         key="pe-similarity",

@@ -23,7 +23,7 @@ def show_scaling(ctx: Context) -> None:
     tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
     variance, saturation = get_scaling_statistics()
     # The caption quotes the same computation the saturation plot draws, at the paper's d_k = 64.
-    st.caption(t("explain_scaling", lang, n_keys=saturation["n_keys"], **softmax_viz.saturation_at(saturation, 64)))
+    st.caption(t("caption_scaling", lang, n_keys=saturation["n_keys"], **softmax_viz.saturation_at(saturation, 64)))
     labels = {
         k: t(k, lang) for k in ("unscaled", "scaled", "theory", "max_weight", "entropy", "gradient_norm", "masked")
     }
@@ -46,7 +46,7 @@ def show_scaling(ctx: Context) -> None:
         key="saturation",
     )
 
-    st.caption(t("explain_model_scaling", lang))
+    st.caption(t("caption_model_scaling", lang))
     c = choose_query(tr, layer, head, lang, "scaling")
     d_k = c.q.shape[0]
     real_labels = dict(

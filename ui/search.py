@@ -47,7 +47,7 @@ def by_alignment(ranked: list[head_search.HeadScore], aer: np.ndarray) -> list[h
 
 def show_head_search(ctx: Context) -> None:
     tr, lang, word_level, languages, checkpoint = ctx.tr, ctx.lang, ctx.word_level, ctx.language_pair, ctx.checkpoint
-    st.caption(t("explain_search", lang))
+    st.caption(t("caption_search", lang))
     kind = kind_selector(lang, "search_kind")
     maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
     query_axis, key_axis = axis_names(kind, lang)

@@ -61,7 +61,7 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
 
 def show_steps(ctx: Context) -> None:
     tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
-    st.caption(t("explain_steps", lang))
+    st.caption(t("caption_steps", lang))
     c = choose_query(tr, layer, head, lang, "steps")
     steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
     labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked", "dimension")}
