@@ -30,13 +30,13 @@ returned, never stored.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from .progress import Progress
 from .tokenizer import teacher_forced_input
 from .transformer import AttentionOptions, Transformer
 
@@ -131,24 +131,6 @@ def output_projections(model: Transformer, kind: str) -> np.ndarray:
         w = attn.w_o.weight.detach().float().numpy()  # (d_model out, heads * d_k in)
         out.append(w.T.reshape(attn.n_heads, attn.d_k, -1))
     return np.stack(out)
-
-
-class Cancelled(Exception):
-    """A computation stopped because its Progress said so (the user cancelled it, or the server is stopping)."""
-
-
-@dataclass
-class Progress:
-    """How a long computation reports how far it is and learns that it should stop: report(done, total) after
-    each batch (total may grow: integrated gradients refine the pieces whose sums are still off), should_stop()
-    asked between batches."""
-
-    report: Callable[[int, int], None] = lambda done, total: None
-    should_stop: Callable[[], bool] = lambda: False
-
-    def check(self) -> None:
-        if self.should_stop():
-            raise Cancelled()
 
 
 class AttributionMethod:
@@ -551,7 +533,7 @@ class IntegratedGradients(WholeModelGradients):
         progress: Progress | None = None,
     ) -> StepAttribution:
         """progress: told the gradient evaluations done and planned so far (one per piece and interval), asked
-        between batches whether to stop (then Cancelled is raised)."""
+        between batches whether to stop (then model.progress.Cancelled is raised)."""
         progress = progress or Progress()
         src, tgt_in, src_emb, tgt_emb = _embeddings(model, p)
         wanted = list(range(len(p.target_ids))) if only_step is None else [only_step]

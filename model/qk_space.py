@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .decode import Translation, encode_source, greedy_batch_tokens, pad_batch
+from .progress import Progress
 from .tokenizer import BOS_ID
 from .transformer import AttentionOptions
 
@@ -90,20 +91,22 @@ def sample_qk(loaded, sentences: list[str]) -> QKSample:
     return QKSample(stacked["q"], stacked["k"], len(sentences))
 
 
-class Stopped(Exception):
-    """The computation was asked to stop (its process is ending) before it finished."""
-
-
 def sample_qk_in_batches(
-    loaded, sentences: list[str], lock, batch: int = 25, max_points: int = SAMPLE_POINTS, should_stop=None
+    loaded,
+    sentences: list[str],
+    lock,
+    batch: int = 25,
+    max_points: int = SAMPLE_POINTS,
+    progress: Progress | None = None,
 ) -> QKSample:
     """sample_qk over batches, each inside `lock` (a context manager: the model's compute slots), so a server
-    that serves a class meanwhile waits at most one batch (~0.4 s on one core) for a free slot. should_stop: asked
-    before each batch; when it says so, Stopped is raised (a stopping server does not wait for the rest)."""
+    that serves a class meanwhile waits at most one batch (~0.4 s on one core) for a free slot. progress: told the
+    sentences done, and checked before each batch (Cancelled: a stopping server does not wait for the rest)."""
+    progress = progress or Progress()
     parts = []
     for start in range(0, len(sentences), batch):
-        if should_stop is not None and should_stop():
-            raise Stopped(f"stopped after {start} of {len(sentences)} sentences")
+        progress.report(start, len(sentences))
+        progress.check()
         with lock:
             part = sample_qk(loaded, sentences[start : start + batch])
         parts.append(combine([part], max_points=None))  # float16 at once: the whole set is held until combined

@@ -31,7 +31,6 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -42,6 +41,7 @@ import torch.nn.functional as F
 from .align import GoldPair, alignment_error_rate
 from .cli import check_output, fail, positive_float, positive_int
 from .decode import greedy_batch_tokens, pad_batch
+from .progress import Progress
 from .tokenizer import EOS_ID, PAD_ID, teacher_forced_input
 from .transformer import AttentionOptions, Transformer, TransformerConfig
 
@@ -295,13 +295,10 @@ def build_model(settings: ToySettings) -> Transformer:
         return Transformer(settings.config())
 
 
-def run(
-    settings: ToySettings,
-    progress: Callable[[int, int], None] | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> ToyRun | None:
-    """Train from scratch with these settings, recording a Snapshot at settings.snapshot_steps(). progress(step,
-    steps) is called after every step; stop() is asked between steps: True gives the run up (returns None)."""
+def run(settings: ToySettings, progress: Progress | None = None) -> ToyRun:
+    """Train from scratch with these settings, recording a Snapshot at settings.snapshot_steps(). progress: told
+    the steps done after every step, and checked between steps (Cancelled gives the run up)."""
+    progress = progress or Progress()
     data = task_data(settings.task)
     model = build_model(settings)
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate, betas=(0.9, 0.98))
@@ -320,8 +317,7 @@ def run(
     )
     start, losses = time.perf_counter(), []
     wanted = settings.snapshot_steps()
-    if progress is not None:
-        progress(0, settings.steps)  # set up: the run holds its core from here on
+    progress.report(0, settings.steps)  # set up: the run holds its core from here on
     for step in range(settings.steps + 1):
         examples = None
         if step < settings.steps:
@@ -331,8 +327,7 @@ def run(
             losses = []
         if step == settings.steps:
             break
-        if stop is not None and stop():
-            return None
+        progress.check()
         src, tgt_in, tgt_out = batch_tensors(examples)
         model.train()
         encoded = model.encode(src, options, positional=settings.positional_encoding)
@@ -344,8 +339,7 @@ def run(
             group["lr"] = settings.rate(step)
         optimizer.step()
         losses.append(loss.item())
-        if progress is not None:
-            progress(step + 1, settings.steps)
+        progress.report(step + 1, settings.steps)
     run_record.seconds = round(time.perf_counter() - start, 2)
     return run_record
 

@@ -12,6 +12,7 @@ import streamlit as st
 
 from model import align, attribute, decode, export
 from model.confidence import mean_log_prob
+from model.progress import Cancelled
 from ui import models, widgets
 from ui.cache import failed
 from ui.common import KIND_TAB, PLOTLY_CONFIG, Context, attention_heatmap, chart, head_name, inspect_head, layer_of_kind
@@ -183,7 +184,7 @@ def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, me
             st.info(t("attribution_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
             if job is not None:
                 error = None if job.cancelled() else job.exception()
-                cancelled = error is None or isinstance(error, attribute.Cancelled)
+                cancelled = error is None or isinstance(error, Cancelled)
                 st.caption(
                     t("attribution_cancelled", lang, method=name)
                     if cancelled

@@ -21,6 +21,7 @@ import streamlit as st
 from model import attribute, decode, faithfulness, inside, toy, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
+from model.progress import Progress
 from model.transformer import count_parameters
 from ui.cache import (
     BackgroundResults,
@@ -282,11 +283,11 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
     return translation_cache().get(("padded batch", checkpoint, sentences), compute)
 
 
-def compute_attribution(model, tr: decode.Translation, method: str, progress: attribute.Progress | None = None):
+def compute_attribution(model, tr: decode.Translation, method: str, progress: Progress | None = None):
     """-> (the record of tr's forward pass, the method's whole result or None where the method computes each
     view's map on its own, cheaper: its declaration per_view). The record is read from the arrays tr holds when
     it has its value vectors, else from one teacher-forced pass over its output. Plain objects only: background
-    threads call it too. progress: see attribute.Progress (a slow method reports to it, and stops)."""
+    threads call it too. progress: see model.progress (a slow method reports to it, and stops)."""
     record = (
         attribute.ForwardRecord.from_translation(tr)
         if tr.qkv
@@ -333,7 +334,7 @@ def start_attribution(checkpoint: str, tr: decode.Translation, method: str) -> F
     loaded = get_model(checkpoint)
 
     def compute(report):
-        progress = attribute.Progress(report, lambda: report.cancelled.is_set() or between_steps())
+        progress = Progress(report, lambda: report.cancelled.is_set() or between_steps())
         log_event("attribution", method)
         return compute_attribution(loaded.model, tr, method, progress)
 
@@ -445,9 +446,6 @@ def toy_run(settings: toy.ToySettings):
 
     def compute(report) -> toy.ToyRun:
         log_event("toy", repr(settings))
-        result = toy.run(settings, progress=report, stop=between_steps)
-        if result is None:
-            raise RuntimeError("the server is stopping")
-        return result
+        return toy.run(settings, Progress(report, lambda: report.cancelled.is_set() or between_steps()))
 
     return toy_runs().future(settings, compute)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from model import qk_space, roles
 from model.data import read_everyday
+from model.progress import Progress
 from ui.cache import BackgroundResults, between_steps, page_runs
 from ui.common import Context, chart, kind_selector, layer_of_kind, query_selector
 from ui.models import get_model
@@ -33,7 +34,7 @@ def compute_sample(checkpoint: str, loaded, slots) -> qk_space.QKSample:
     """In the background thread: only plain objects, no Streamlit call (slots: a context manager around each
     batch)."""
     return qk_space.sample_qk_in_batches(
-        loaded, sample_sentences(checkpoint, loaded), slots, batch=10, should_stop=between_steps
+        loaded, sample_sentences(checkpoint, loaded), slots, batch=10, progress=Progress(should_stop=between_steps)
     )
 
 

@@ -10,7 +10,6 @@ import torch
 
 from model.attribute import (
     METHODS,
-    Cancelled,
     GradientTimesInput,
     IntegratedGradients,
     NormWeighted,
@@ -22,6 +21,7 @@ from model.attribute import (
     residual_rollout,
 )
 from model.inside import inside_pass
+from model.progress import Cancelled
 from model.tokenizer import EOS_ID, teacher_forced_input
 
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from model import toy
+from model.progress import Cancelled, Progress
 
 
 @pytest.fixture(autouse=True)
@@ -82,9 +83,10 @@ def test_one_seed_gives_the_same_snapshots_and_another_seed_other_ones():
 def test_a_run_reports_progress_and_can_be_stopped():
     seen = []
     settings = toy.ToySettings(steps=10, snapshots=2)
-    toy.run(settings, progress=lambda done, total: seen.append((done, total)))
+    toy.run(settings, Progress(lambda done, total: seen.append((done, total))))
     assert seen == [(step, 10) for step in range(11)]  # step 0 as soon as it is set up and holds its core
-    assert toy.run(settings, stop=lambda: True) is None
+    with pytest.raises(Cancelled):
+        toy.run(settings, Progress(should_stop=lambda: True))
 
 
 def test_the_command_writes_the_run_as_json(tmp_path, capsys):

@@ -244,18 +244,24 @@ def test_the_held_out_sample_gives_up_between_batches_when_its_process_is_ending
     """A server told to stop must not wait for the whole query-key sample (it took 5-30 s)."""
     from model import qk_space
     from model.checkpoint import load_checkpoint
+    from model.progress import Cancelled, Progress
 
     loaded = load_checkpoint(tiny_checkpoint)
-    asked = []
+    asked, reported = [], []
 
     def should_stop():
         asked.append(1)
         return len(asked) > 1  # the process ends after the first batch
 
-    with pytest.raises(qk_space.Stopped, match="after 2 of 6"):
+    with pytest.raises(Cancelled):
         qk_space.sample_qk_in_batches(
-            loaded, ["I like tea."] * 6, contextlib.nullcontext(), batch=2, should_stop=should_stop
+            loaded,
+            ["I like tea."] * 6,
+            contextlib.nullcontext(),
+            batch=2,
+            progress=Progress(lambda done, total: reported.append((done, total)), should_stop),
         )
+    assert reported == [(0, 6), (2, 6)]  # stopped after 2 of 6 sentences
 
 
 def test_a_process_ends_cleanly_and_at_once_while_background_work_runs_inside_torch():
