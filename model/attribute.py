@@ -38,9 +38,9 @@ import torch
 
 from .progress import Progress
 from .tokenizer import teacher_forced_input
-from .transformer import AttentionOptions, Transformer
+from .transformer import ATTENTION_KINDS, AttentionOptions, Transformer
 
-KINDS = ("encoder_self", "decoder_self", "cross")
+KINDS = ATTENTION_KINDS  # every kind a method may map
 
 
 @dataclass

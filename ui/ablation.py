@@ -129,7 +129,7 @@ def show_ablation(ctx: Context) -> None:
     chosen = head_grids(cfg, lang)
     if not chosen:
         return
-    layers = {"encoder_self": cfg.n_encoder_layers, "decoder_self": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    layers = {kind: cfg.n_layers(kind) for kind in KINDS}
     st.caption(t("ablated_list", lang, heads=switched_off(chosen, layers, cfg.n_heads, lang)))
     ablated_key = tuple(sorted(chosen))
     ablated = get_hypotheses(checkpoint, tr.source_text, beam, ablated_key)[0]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from model.transformer import ATTENTION_KINDS
+
 _NUMBER = re.compile(r"[0-9]{1,4}")  # a layer, head or beam size; more digits than that is not a real setting
-PAIR_KINDS = ("encoder_self", "decoder_self", "cross")
 MAX_SENTENCE_CHARACTERS = 2000  # far beyond what the model reads (it truncates to max_len pieces)
 
 
@@ -100,9 +101,9 @@ def link_from_session(session, first_view: str, first_lesson: str) -> LinkState:
         present=bool(session.get("present")),
         word_level=bool(session.get("word_level")),
         view=view if view and (lessons or view != first_view) else None,
-        pair=(pair_kind, *pair) if pair_kind in PAIR_KINDS and pair else None,  # once a pair was chosen
+        pair=(pair_kind, *pair) if pair_kind in ATTENTION_KINDS and pair else None,  # once a pair was chosen
         compared=numbers(("compare_query", "compare_x", "compare_y")),  # the two-sentence view's word pairs
-        qk=(qk_kind, *qk) if qk_kind in PAIR_KINDS and qk else None,  # once a query was chosen
+        qk=(qk_kind, *qk) if qk_kind in ATTENTION_KINDS and qk else None,  # once a query was chosen
         attribution=session.get("attribution", "attention"),
         trail=tuple(tuple(step) for step in session.get("trail") or ()) or None,
     )
@@ -182,7 +183,7 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
             ignore("head")
     if "pair" in params:
         parts = params["pair"].split(".")
-        if len(parts) == 3 and parts[0] in PAIR_KINDS and all(_NUMBER.fullmatch(p) for p in parts[1:]):
+        if len(parts) == 3 and parts[0] in ATTENTION_KINDS and all(_NUMBER.fullmatch(p) for p in parts[1:]):
             state.pair = (parts[0], int(parts[1]), int(parts[2]))
         else:
             ignore("pair")
@@ -196,7 +197,7 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
             ignore("cmp")
     if "qk" in params:
         parts = params["qk"].split(".")
-        if len(parts) == 2 and parts[0] in PAIR_KINDS and _NUMBER.fullmatch(parts[1]):
+        if len(parts) == 2 and parts[0] in ATTENTION_KINDS and _NUMBER.fullmatch(parts[1]):
             state.qk = (parts[0], int(parts[1]))
         else:
             ignore("qk")
