@@ -34,7 +34,22 @@ VIEW_MODULES = (
     "ui.decoding",
     "ui.lens",
 )
-LESSON_MODULE = "ui.lessons"
+# The lessons, in the order the seed articles argue. A lesson is one name: ui/lessons/<name>.py registers
+# Lesson("lesson_<name>", ...) at its end, and its prose is ui/lessons/<name>.en.md and <name>.zh.md.
+LESSONS = (
+    "qkv",
+    "scaling",
+    "multihead",
+    "masks",
+    "positions",
+    "residual",
+    "ffn",
+    "encoder_decoder",
+    "output",
+    "explanation",
+    "learned",
+)
+LESSON_MODULES = tuple(f"ui.lessons.{name}" for name in LESSONS)
 
 
 # The page-wide choices a view may read, drawn in the sidebar (or above the maps when presenting): the layer and
@@ -78,6 +93,8 @@ _LESSONS: dict[str, Lesson] = {}
 def register(entry: View | Lesson) -> None:
     """Called once per view or lesson by the module that draws it, when that module is imported."""
     table = _VIEWS if isinstance(entry, View) else _LESSONS
+    if isinstance(entry, Lesson) and entry.key.removeprefix("lesson_") not in LESSONS:
+        raise ValueError(f"{entry.key}: a lesson is named lesson_<name> after its module, one of LESSONS")
     if entry.key in _VIEWS or entry.key in _LESSONS:
         raise ValueError(f"{entry.key} is registered twice")
     if isinstance(entry, View) and entry.group not in GROUPS:
@@ -87,7 +104,7 @@ def register(entry: View | Lesson) -> None:
 
 def _load() -> None:
     """Import every module that registers (each registers once, when first imported; some may already be)."""
-    for module in VIEW_MODULES + (LESSON_MODULE,):
+    for module in VIEW_MODULES + LESSON_MODULES:
         importlib.import_module(module)
 
 
@@ -105,9 +122,9 @@ def views() -> dict[str, View]:
 
 
 def lessons() -> dict[str, Lesson]:
-    """Lesson key -> lesson, in the order the seed articles argue."""
+    """Lesson key -> lesson, in the order of LESSONS, whichever module happened to be imported first."""
     _load()
-    return dict(_LESSONS)
+    return {key: _LESSONS[key] for key in sorted(_LESSONS, key=lambda k: LESSONS.index(k.removeprefix("lesson_")))}
 
 
 def view_groups() -> dict[str, tuple[str, ...]]:

@@ -41,8 +41,8 @@ def test_order_check_reads_alternatives_and_order():
 
 def test_every_sentence_the_app_offers_is_listed():
     from ui.compare import MINIMAL_PAIRS
-    from ui.lessons.padding import LONG_PARTNER, SHORT_PARTNER
-    from ui.lessons.word_order import EXAMPLE
+    from ui.lessons.masks import LONG_PARTNER, SHORT_PARTNER
+    from ui.lessons.positions import EXAMPLE
 
     listed = {(r.english, r.language) for r in ROWS}
     offered = [(s, "zh") for s in (EXAMPLE, SHORT_PARTNER, LONG_PARTNER)]

@@ -99,7 +99,7 @@ def test_a_lesson_opens_views_that_exist():
     assert all(lesson.explorer_view in views() for lesson in lessons().values() if lesson.explorer_view)
 
 
-@pytest.mark.parametrize("first", ["ui.attention", "ui.lessons", "ui.navigation"])
+@pytest.mark.parametrize("first", ["ui.attention", "ui.lessons", "ui.lessons.masks", "ui.navigation"])
 def test_the_registry_is_complete_whichever_module_is_imported_first(first):
     """A server imports app.py's modules in its own order; the registry must hold every view all the same."""
     code = (
@@ -115,3 +115,20 @@ def test_an_older_names_bad_value_is_named_as_the_link_wrote_it():
     state = parse({"flow": "bogus"})
     assert [(n.parameter, n.value) for n in state.notices] == [("flow", "bogus")]
     assert [(n.parameter, n.value) for n in parse({"method": "bogus"}).notices] == [("method", "bogus")]
+
+
+def test_a_lesson_is_one_name_for_its_key_its_module_and_its_prose():
+    """Issue 60: lesson_masks lived in padding.py with padding.en.md; a lesson now registers where it is drawn,
+    and its key, module and prose files share one name."""
+    from ui.views import LESSONS
+    from words import WRITTEN_IN
+
+    assert list(lessons()) == [f"lesson_{name}" for name in LESSONS]
+    for name in LESSONS:
+        assert (ROOT / "ui" / "lessons" / f"{name}.py").exists(), name
+        assert WRITTEN_IN[f"lesson_{name}_intro"] == f"lessons/{name}", name
+        assert lessons()[f"lesson_{name}"].own_view is None or lessons()[f"lesson_{name}"].own_view.__module__ == (
+            f"ui.lessons.{name}"
+        )
+    prose = {path.name.split(".")[0] for path in (ROOT / "ui" / "lessons").glob("*.md")}
+    assert prose == set(LESSONS)

@@ -8,17 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import Context
-from ui.lessons.explanation import show_explanation
-from ui.lessons.ffn import show_ffn
-from ui.lessons.learned import WIDGETS as LEARNED_WIDGETS
-from ui.lessons.learned import intro_values as learned_intro_values
-from ui.lessons.learned import show_learned
-from ui.lessons.no_attention import show_no_attention
-from ui.lessons.output_layer import show_output_layer
-from ui.lessons.padding import show_padding
-from ui.lessons.residual import show_residual
-from ui.lessons.word_order import show_word_order
-from ui.views import Lesson, register, views
+from ui.views import Lesson, views
 from words import t
 
 
@@ -42,51 +32,3 @@ def show_lesson(lesson: Lesson, ctx: Context) -> None:
             on_click=open_in_explorer,
             args=(lesson.explorer_view,),
         )
-
-
-register(Lesson("lesson_qkv", "tab_steps", shows_view=True))
-register(Lesson("lesson_scaling", "tab_softmax", shows_view=True))
-register(Lesson("lesson_multihead", "tab_encoder", shows_view=True))
-register(
-    Lesson(
-        "lesson_masks",
-        "tab_decoder",
-        shows_view=True,
-        own_view=show_padding,
-        heading="padding_heading",
-        widgets=("padding_other",),
-        reads=("layer", "head"),
-    )
-)
-register(
-    Lesson(
-        "lesson_positions",
-        "tab_positional",
-        own_view=show_word_order,
-        widgets=("order_a", "order_b"),
-        reads=("layer", "head"),
-    )
-)
-register(
-    Lesson(
-        "lesson_residual",
-        None,
-        own_view=show_residual,
-        widgets=("residual_stack", "residual_position", "layernorm_sublayer"),
-    )
-)
-register(Lesson("lesson_ffn", None, own_view=show_ffn))
-register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention, reads=("layer", "head")))
-register(Lesson("lesson_output", "tab_decoding", own_view=show_output_layer, widgets=("output_step",)))
-register(
-    Lesson(
-        "lesson_explanation",
-        "tab_cross",
-        own_view=show_explanation,
-        widgets=("explain_step", "explain_ig"),
-        reads=("layer",),
-    )
-)
-register(
-    Lesson("lesson_learned", None, own_view=show_learned, widgets=LEARNED_WIDGETS, intro_values=learned_intro_values)
-)

@@ -13,6 +13,7 @@ from model import attribute, faithfulness
 from ui import widgets
 from ui.common import Context, chart
 from ui.models import get_comparison
+from ui.views import Lesson, register
 from viz.explanation import faithfulness_bars, method_comparison
 from viz.labels import query_labels
 from viz.tables import GridColumn, grid_columns
@@ -133,3 +134,14 @@ def show_explanation(ctx: Context) -> None:
         if intervals is not None
         else t("explain_no_interval", lang, path=ctx.checkpoint)
     )
+
+
+register(
+    Lesson(
+        "lesson_explanation",
+        "tab_cross",
+        own_view=show_explanation,
+        widgets=("explain_step", "explain_ig"),
+        reads=("layer",),
+    )
+)

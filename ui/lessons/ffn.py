@@ -8,6 +8,7 @@ import streamlit as st
 from model import inside
 from ui.common import Context, chart
 from ui.models import get_inside
+from ui.views import Lesson, register
 from viz import inside as inside_viz
 from words import t
 
@@ -53,3 +54,6 @@ def show_ffn(ctx: Context) -> None:
         )
     )
     st.caption(t("ffn_limits", lang))
+
+
+register(Lesson("lesson_ffn", None, own_view=show_ffn))

@@ -15,6 +15,7 @@ from ui import widgets
 from ui.cache import failed
 from ui.common import Context, chart
 from ui.models import parameter_count, toy_run, toy_runs
+from ui.views import Lesson, register
 from viz.toy import learning_curves, snapshot_map
 from words import sentences, t
 
@@ -291,3 +292,6 @@ def verdict(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> str:
     if not settings.positional_encoding:
         text = sentences(lang, text, t("toy_no_positions_note", lang))
     return text
+
+
+register(Lesson("lesson_learned", None, own_view=show_learned, widgets=WIDGETS, intro_values=intro_values))

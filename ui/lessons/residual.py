@@ -10,6 +10,7 @@ from model import inside
 from ui import widgets
 from ui.common import Context, chart
 from ui.models import get_inside
+from ui.views import Lesson, register
 from viz import inside as inside_viz
 from viz.labels import query_labels
 from words import t
@@ -149,3 +150,13 @@ def show_residual(ctx: Context) -> None:
         key="norm-axes",
     )
     st.caption(t("norm_axes_explain", lang))
+
+
+register(
+    Lesson(
+        "lesson_residual",
+        None,
+        own_view=show_residual,
+        widgets=("residual_stack", "residual_position", "layernorm_sublayer"),
+    )
+)

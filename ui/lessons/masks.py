@@ -9,6 +9,7 @@ import streamlit as st
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui.common import Context, chart, head_name, layer_of_kind, selected_weights
 from ui.models import get_padded_batch
+from ui.views import Lesson, register
 from viz import attention as attention_viz
 from viz.labels import axis_names, kind_name
 from viz.padding import padded_tokens_figure
@@ -94,3 +95,16 @@ def show_padding(ctx: Context) -> None:
         key="padding-map",
     )
     st.caption(t("padding_rows_note", lang))
+
+
+register(
+    Lesson(
+        "lesson_masks",
+        "tab_decoder",
+        shows_view=True,
+        own_view=show_padding,
+        heading="padding_heading",
+        widgets=("padding_other",),
+        reads=("layer", "head"),
+    )
+)

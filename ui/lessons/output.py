@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.common import Context, chart
 from ui.models import get_inside, get_model
+from ui.views import Lesson, register
 from viz import inside as inside_viz
 from viz.escape import markdown_literal
 from words import scientific, t
@@ -60,3 +61,6 @@ def show_output_layer(ctx: Context) -> None:
     )
     if tr.teacher_forced:
         st.caption(t("output_forced", lang))
+
+
+register(Lesson("lesson_output", "tab_decoding", own_view=show_output_layer, widgets=("output_step",)))

@@ -10,6 +10,7 @@ from model.tokenizer import WORD_BOUNDARY
 from ui import widgets
 from ui.common import Context, chart, head_name, layer_of_kind, map_pair, selected_weights
 from ui.models import get_word_order
+from ui.views import Lesson, register
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.labels import axis_names
@@ -101,3 +102,14 @@ def show_word_order(ctx: Context) -> None:
                     ),
                     key=f"order-{int(positional)}-{name}",
                 )
+
+
+register(
+    Lesson(
+        "lesson_positions",
+        "tab_positional",
+        own_view=show_word_order,
+        widgets=("order_a", "order_b"),
+        reads=("layer", "head"),
+    )
+)

@@ -9,6 +9,7 @@ import streamlit as st
 from model import inside
 from ui.common import Context, attention_heatmap, chart, head_name, layer_of_kind, map_pair
 from ui.models import get_forced, get_hypotheses, get_inside
+from ui.views import Lesson, register
 from viz.escape import markdown_literal
 from words import t
 
@@ -68,3 +69,6 @@ def show_no_attention(ctx: Context) -> None:
             steps=len(tr.target_ids),
         )
     )
+
+
+register(Lesson("lesson_encoder_decoder", "tab_cross", own_view=show_no_attention, reads=("layer", "head")))
