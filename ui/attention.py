@@ -126,20 +126,6 @@ def open_clicked_head(kind: str) -> None:
         st.session_state.update(layer=layer, head=str(head), view_chosen=True)
 
 
-def attribution_selector(container, lang: str, **kwargs) -> str:
-    """Which account of the view the attention maps show: raw weights or another method (model.attribute); one
-    choice for all three attention views, beside the layer and head, kept in the link (attribution=)."""
-    return widgets.selectbox(
-        container,
-        t("attribution", lang),
-        list(attribute.METHODS),
-        key="attribution",
-        format_func=lambda m: t(f"attribution_{m}", lang),
-        help=t("attribution_help", lang),
-        **kwargs,
-    )
-
-
 def cancel_attribution(key: tuple) -> None:
     models.slow_attributions().cancel(key)
 

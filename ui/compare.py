@@ -9,6 +9,7 @@ import streamlit as st
 from model import decode, head_search
 from model.tokenizer import group_pieces_into_words
 from ui import widgets
+from ui.checkpoints import MINIMAL_PAIRS, MinimalPair
 from ui.common import (
     KIND_TAB,
     Context,
@@ -28,30 +29,7 @@ from viz.heads import statistic_grid
 from viz.labels import axis_names
 from words import t
 
-# Minimal pairs for the comparison view: (name key in words/words.toml, first sentence, second sentence).
-# TRACKED_WORDS: for a pair, the words it is about: (query, the word that fits the first, the one that fits the
-# second): the head ranking starts on them.
-TRACKED_WORDS = {
-    "pair_coreference": ("it", "animal", "street"),
-    "pair_coreference_size": ("it", "trophy", "suitcase"),
-    "pair_word_order": ("chases", "dog", "cat"),
-    "pair_roles": ("gave", "she", "he"),
-}
 STOP_WORDS = {"the", "a", "an", "is", "was", "it", "to", "of", "and", "because", "too", "did", "didn't", "n't"}
-MINIMAL_PAIRS = [
-    (
-        "pair_coreference",
-        "The animal didn't cross the street because it was too tired.",
-        "The animal didn't cross the street because it was too wide.",
-    ),
-    ("pair_word_order", "The dog chases the cat.", "The cat chases the dog."),
-    (
-        "pair_coreference_size",
-        "The trophy didn't fit in the suitcase because it was too big.",
-        "The trophy didn't fit in the suitcase because it was too small.",
-    ),
-    ("pair_roles", "She gave him a book.", "He gave her a book."),
-]
 
 
 def show_compare(ctx: Context) -> None:
@@ -115,23 +93,29 @@ def _bare(label: str) -> str:
     return label.replace("\u2581", "").strip().lower()
 
 
-def _find_word(labels: list[str], word: str) -> int | None:
+def _find_word(labels: list[str], word: str, language: str) -> int | None:
     """The first piece of the word (a word may be cut into several pieces)."""
-    groups = group_pieces_into_words(labels, "en")
+    groups = group_pieces_into_words(labels, language)
     return next((g[0] for g in groups if _bare("".join(labels[i] for i in g)) == word), None)
 
 
-def default_tracked(labels: list[str], other_labels: list[str], sentences: tuple[str, str]) -> tuple[int, int, int]:
+def default_tracked(
+    labels: list[str],
+    other_labels: list[str],
+    sentences: tuple[str, str],
+    pairs: tuple[MinimalPair, ...] = MINIMAL_PAIRS["en"],
+    language: str = "en",
+) -> tuple[int, int, int]:
     """Start positions (in the first sentence) of the query and the two candidate words: a minimal pair's own
-    words; otherwise the first three content words found in both sentences."""
-    pair = next((name for name, first, second in MINIMAL_PAIRS if (first, second) == sentences), None)
-    if pair and pair in TRACKED_WORDS:
-        found = [_find_word(labels, w) for w in TRACKED_WORDS[pair]]
+    words; otherwise the first three content words found in both sentences. language: the sentences'."""
+    pair = next((p for p in pairs if (p.first, p.second) == sentences), None)
+    if pair:
+        found = [_find_word(labels, w, language) for w in pair.tracked]
         if None not in found:
             return tuple(found)
     # Otherwise whole words (a word cut into pieces starts on its first piece) found in both sentences.
-    other_words = {_bare("".join(other_labels[i] for i in g)) for g in group_pieces_into_words(other_labels, "en")}
-    words = [(g[0], _bare("".join(labels[i] for i in g))) for g in group_pieces_into_words(labels, "en")]
+    other_words = {_bare("".join(other_labels[i] for i in g)) for g in group_pieces_into_words(other_labels, language)}
+    words = [(g[0], _bare("".join(labels[i] for i in g))) for g in group_pieces_into_words(labels, language)]
     shared = [i for i, w in words if w in other_words and w.isalpha() and w not in STOP_WORDS]
     shared += [i for i, w in words if i not in shared and w.isalpha()]
     shared += [i for i in range(len(labels)) if i not in shared]
@@ -166,7 +150,11 @@ def show_tracking(
         st.session_state.compare_signature = signature
     # the candidate words are keys; in the encoder the query is one of the same pieces
     start = default_tracked(
-        queries_a if kind == "encoder_self" else keys_a, keys_b, (tr.source_text, other.source_text)
+        queries_a if kind == "encoder_self" else keys_a,
+        keys_b,
+        (tr.source_text, other.source_text),
+        MINIMAL_PAIRS.get(languages[0], MINIMAL_PAIRS["en"]),
+        languages[0],
     )
     q_box, x_box, y_box = st.columns(3)
     query = widgets.selectbox(

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from model import attribute
 from model.checkpoint import incomplete_checkpoints
 from ui import widgets
-from ui.attention import attribution_selector
-from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for
+from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for, minimal_pairs
 from ui.common import choose_view, head_name
-from ui.compare import MINIMAL_PAIRS
 from ui.links import MAX_SENTENCE_CHARACTERS
 from ui.models import get_calibration, get_scores, parameter_count
 from viz.escape import markdown_literal
@@ -31,9 +30,9 @@ def use_pair() -> None:
     """The minimal-pair menu fills both sentence boxes and goes back to its placeholder."""
     chosen = st.session_state.pair_example
     if chosen:
-        _, first, second = next(p for p in MINIMAL_PAIRS if p[0] == chosen)
+        pair = next(p for p in minimal_pairs(st.session_state.checkpoint) if p.name == chosen)
         st.session_state.update(
-            sentence=first, second_sentence=second, pair_example="", page="explore", tab="tab_compare"
+            sentence=pair.first, second_sentence=pair.second, pair_example="", page="explore", tab="tab_compare"
         )
 
 
@@ -65,6 +64,20 @@ def switch_checkpoint() -> None:
     st.session_state.reference = ""
     # so are switched-off heads: the other checkpoint's heads are other heads
     st.session_state.ablated_heads = []
+
+
+def attribution_selector(container, lang: str, **kwargs) -> str:
+    """Which account of the view the attention maps show: raw weights or another method (model.attribute); one
+    choice for all three attention views, beside the layer and head, kept in the link (attribution=)."""
+    return widgets.selectbox(
+        container,
+        t("attribution", lang),
+        list(attribute.METHODS),
+        key="attribution",
+        format_func=lambda m: t(f"attribution_{m}", lang),
+        help=t("attribution_help", lang),
+        **kwargs,
+    )
 
 
 def sidebar(checkpoints: dict[str, dict]) -> None:
@@ -115,7 +128,7 @@ def sidebar(checkpoints: dict[str, dict]) -> None:
         widgets.selectbox(
             st,
             t("minimal_pairs", lang),
-            [""] + [p[0] for p in MINIMAL_PAIRS],
+            [""] + [p.name for p in minimal_pairs(st.session_state.checkpoint)],
             key="pair_example",
             on_change=use_pair,
             format_func=lambda k: t(k, lang) if k else t("pair_placeholder", lang),
