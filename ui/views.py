@@ -13,8 +13,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ui.common import Context
+if TYPE_CHECKING:  # the registry itself imports no model code and no Streamlit: its entries do
+    from ui.common import Context
 
 # The explorer's views in four groups: one row of four group tabs, then one row of at most four view tabs, so
 # every view is one visible click away on a 1024 px screen (eleven tabs in one row overflowed behind an arrow).
