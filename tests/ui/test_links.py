@@ -137,6 +137,9 @@ def test_a_lesson_is_one_name_for_its_key_its_module_and_its_prose():
 def test_the_registry_imports_neither_the_model_nor_streamlit():
     """Issue 60: importing ui.views imported the model layer (through Context); its entries import what they
     draw with, the registry itself nothing."""
-    code = "import sys, ui.views; print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'streamlit', 'model')))"
+    code = (
+        "import sys, ui.views; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'streamlit', 'model')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
