@@ -14,8 +14,9 @@ from model import align, attribute, decode, export
 from model.confidence import mean_log_prob
 from model.progress import Cancelled
 from ui import models, widgets
+from ui import views as registry
 from ui.cache import failed
-from ui.common import KIND_TAB, PLOTLY_CONFIG, Context, attention_heatmap, chart, head_name, inspect_head, layer_of_kind
+from ui.common import PLOTLY_CONFIG, Context, attention_heatmap, chart, head_name, inspect_head, layer_of_kind
 from ui.decoding import show_trail
 from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
@@ -111,7 +112,7 @@ def switches_in_browser(tab: str | None) -> bool:
     presenting or not. The one rule the sidebar and the views read."""
     return bool(
         st.session_state.get("browser_switching", browser_switching_default())
-        and tab in MAP_TABS
+        and tab in registry.map_views()
         and widgets.current("attribution") in (None, attribute.RAW)
         and not widgets.current("word_level")
     )
@@ -250,7 +251,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
     # switch draws there, without a server run (the layer and head reach the server through the link). The
     # server's own map is then not built at all.
-    in_browser = attribution is None and switches_in_browser(KIND_TAB[kind])
+    in_browser = attribution is None and switches_in_browser(registry.map_view(kind))
     if attribution is None:
         method = attribute.RAW
     if in_browser:
@@ -478,10 +479,18 @@ def translation_notes(
 
 
 MAP_READS = ("layer", "head", "attribution", "word_level")
-MAP_TABS = ("tab_encoder", "tab_decoder", "tab_cross")
 MAP_WIDGETS = ("browser_switching",)
-register(View("tab_encoder", "group_maps", draw_encoder, MAP_WIDGETS, reads=MAP_READS))
+register(View("tab_encoder", "group_maps", draw_encoder, MAP_WIDGETS, MAP_READS, kind="encoder_self"))
 register(
-    View("tab_decoder", "group_maps", lambda ctx: show_attention(ctx, "decoder_self"), MAP_WIDGETS, reads=MAP_READS)
+    View(
+        "tab_decoder",
+        "group_maps",
+        lambda ctx: show_attention(ctx, "decoder_self"),
+        MAP_WIDGETS,
+        MAP_READS,
+        kind="decoder_self",
+    )
 )
-register(View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross"), MAP_WIDGETS, reads=MAP_READS))
+register(
+    View("tab_cross", "group_maps", lambda ctx: show_attention(ctx, "cross"), MAP_WIDGETS, MAP_READS, kind="cross")
+)

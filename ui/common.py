@@ -17,7 +17,6 @@ from viz.escape import markdown_literal
 from viz.labels import axis_languages, axis_names, kind_in_sentence, kind_name, query_labels
 from words import t
 
-KIND_TAB = {"encoder_self": "tab_encoder", "decoder_self": "tab_decoder", "cross": "tab_cross"}
 # Plotly's mode bar with its one button a class uses, the PNG download: its full row of eight icons lay over the
 # right end of long chart titles while the pointer was on a chart (a teacher points at the projected map). Drag
 # to zoom and a double click to reset still work without their buttons.

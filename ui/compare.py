@@ -8,10 +8,10 @@ import streamlit as st
 
 from model import decode, head_search
 from model.tokenizer import group_pieces_into_words
+from ui import views as registry
 from ui import widgets
 from ui.checkpoints import MINIMAL_PAIRS, MinimalPair
 from ui.common import (
-    KIND_TAB,
     Context,
     attention_heatmap,
     chart,
@@ -238,7 +238,7 @@ def show_tracking(
             key=f"compare-open-{i}",
             help=t("compare_open_help", lang, **numbers),
             on_click=open_head,
-            args=(layer + 1, h + 1, KIND_TAB[kind]),
+            args=(layer + 1, h + 1, registry.map_view(kind)),
             width="stretch",
         )
     st.caption(t("compare_note", lang))
@@ -250,6 +250,6 @@ register(
         "group_maps",
         show_compare,
         ("compare_kind", "compare_query", "compare_x", "compare_y"),
-        reads=("layer", "head", "word_level"),
+        reads=("layer", "head", "word_level", "second_sentence"),
     )
 )

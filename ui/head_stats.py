@@ -9,8 +9,9 @@ import streamlit as st
 
 from model import align, probe, roles
 from model.transformer import ATTENTION_KINDS as KINDS
+from ui import views as registry
 from ui import widgets
-from ui.common import KIND_TAB, Context, chart, kind_selector, open_head
+from ui.common import Context, chart, kind_selector, open_head
 from ui.models import get_alignment, get_model
 from ui.views import View, register
 from viz.escape import markdown_literal
@@ -119,7 +120,9 @@ def show_head_statistics(ctx: Context) -> None:
     head = widgets.selectbox(right, t("head", lang), list(range(1, cfg.n_heads + 1)), key="inspect_head")
     # opens the head in its kind's map (this view offers no layer and head of its own to change)
     button.button(
-        t("inspect_button", lang, layer=layer, head=head), on_click=open_head, args=(layer, head, KIND_TAB[kind])
+        t("inspect_button", lang, layer=layer, head=head),
+        on_click=open_head,
+        args=(layer, head, registry.map_view(kind)),
     )
 
     section_heading(t("corpus_title", lang))

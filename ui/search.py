@@ -6,8 +6,9 @@ import numpy as np
 import streamlit as st
 
 from model import align, head_search
+from ui import views as registry
 from ui import widgets
-from ui.common import KIND_TAB, Context, chart, every_head, kind_selector, open_head
+from ui.common import Context, chart, every_head, kind_selector, open_head
 from ui.compare import STOP_WORDS
 from ui.head_stats import AER_COLORSCALE
 from ui.models import get_alignment
@@ -134,7 +135,7 @@ def show_head_search(ctx: Context) -> None:
                 t("search_open", lang, layer=h.layer, head=h.head),
                 key=f"search-open-{i}",
                 on_click=open_head,
-                args=(h.layer, h.head, KIND_TAB[kind]),
+                args=(h.layer, h.head, registry.map_view(kind)),
                 width="stretch",
             )
     if by == "aer":

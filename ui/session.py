@@ -102,7 +102,7 @@ def open_cross_attention_on_the_best_aligner(alignment: dict | None) -> None:
     defaults (neither a link nor the user chose them), it opens on the checkpoint's best word aligner among the
     raw attention maps (its alignment.json: for en-zh the mean of layer 3), where a class sees the alignment the
     seeds describe; the caption says so (ui.attention). Layer 1, head 1 showed the links only in part."""
-    if widgets.current("page") != "explore" or st.session_state.get("tab") != "tab_cross":
+    if widgets.current("page") != "explore" or st.session_state.get("tab") != registry.map_view("cross"):
         return
     if st.session_state.get("aligner_opened"):
         return

@@ -7,6 +7,7 @@ import streamlit as st
 
 from model import attribute
 from model.checkpoint import incomplete_checkpoints
+from ui import views as registry
 from ui import widgets
 from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for, minimal_pairs
 from ui.common import choose_view, head_name
@@ -32,7 +33,11 @@ def use_pair() -> None:
     if chosen:
         pair = next(p for p in minimal_pairs(st.session_state.checkpoint) if p.name == chosen)
         st.session_state.update(
-            sentence=pair.first, second_sentence=pair.second, pair_example="", page="explore", tab="tab_compare"
+            sentence=pair.first,
+            second_sentence=pair.second,
+            pair_example="",
+            page="explore",
+            tab=registry.view_reading("second_sentence"),
         )
 
 

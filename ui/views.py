@@ -68,6 +68,8 @@ class View:
     draw: Callable[[Context], None]
     widgets: tuple[str, ...] = ()  # session keys of the widgets it owns, kept while it is closed (widgets.keep)
     reads: tuple[str, ...] = ("layer", "head")  # which SELECTORS it reads: only those are offered while it is open
+    # (and "second_sentence" where it shows the sidebar's second sentence: the minimal-pair menu opens it)
+    kind: str | None = None  # the attention kind whose map it is (a head opened from elsewhere opens here)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,21 @@ def view_groups() -> dict[str, tuple[str, ...]]:
     if crowded:
         raise ValueError(f"groups with no view or more than {MAX_VIEWS_PER_GROUP}: {crowded}")
     return groups
+
+
+def map_view(kind: str) -> str:
+    """The view that draws this attention kind's map."""
+    return next(key for key, view in views().items() if view.kind == kind)
+
+
+def map_views() -> tuple[str, ...]:
+    """Every attention kind's map view."""
+    return tuple(key for key, view in views().items() if view.kind)
+
+
+def view_reading(name: str) -> str:
+    """The first view that reads this page-wide input (e.g. "second_sentence")."""
+    return next(key for key, view in views().items() if name in view.reads)
 
 
 def group_of(view: str) -> str:

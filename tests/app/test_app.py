@@ -777,12 +777,14 @@ def test_a_view_offers_only_the_choices_it_reads_and_the_others_are_kept(checkpo
     at = open_tab(run_app(s="I like tea."), "tab_cross")
     at.selectbox(key="layer").select(2).run()
     at.checkbox(key="word_level").check().run()
+    from ui.views import SELECTORS
+
     for view in views():
         open_tab(at, view)
         assert not at.exception, view
         shown = {key for key in ("layer", "head", "attribution") if any(s.key == key for s in at.selectbox)}
         shown |= {"word_level"} if any(c.key == "word_level" for c in at.checkbox) else set()
-        expected = {{"attribution": "attribution"}.get(s, s) for s in views()[view].reads}
+        expected = {s for s in views()[view].reads if s in SELECTORS}
         assert shown == expected, view
         assert at.session_state["layer"] == 2 and at.session_state["word_level"], view
         assert at.query_params["layer"] in ("2", ["2"]), view

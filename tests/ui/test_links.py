@@ -143,3 +143,14 @@ def test_the_registry_imports_neither_the_model_nor_streamlit():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_kind_opens_its_own_map_view_and_a_minimal_pair_the_view_that_reads_the_second_sentence():
+    """Issue 60: view keys were written outside their modules (KIND_TAB, MAP_TABS, "tab_compare", "tab_cross");
+    the registry says which view draws each kind's map and which reads the second sentence."""
+    from model.transformer import ATTENTION_KINDS
+    from ui.views import map_view, map_views, view_reading
+
+    assert [views()[map_view(kind)].kind for kind in ATTENTION_KINDS] == list(ATTENTION_KINDS)
+    assert set(map_views()) == {map_view(kind) for kind in ATTENTION_KINDS}
+    assert "second_sentence" in views()[view_reading("second_sentence")].reads
