@@ -53,7 +53,8 @@ def main(argv=None) -> None:
     tokenize = bleu_tokenizer_for(language)
     rows = []
     for split in args.splits:
-        examples = read_everyday(language) if split == "everyday" else splits[split]
+        source_language = new.metadata.get("source_language", "en")
+        examples = read_everyday(language, source_language=source_language) if split == "everyday" else splits[split]
         outputs = {}
         for name, loaded in (("old", old), ("new", new)):
             ids = translate_corpus_ids(loaded.model, loaded.source_tokenizer, [e.source for e in examples])

@@ -80,7 +80,7 @@ def main(argv: list[str]) -> None:
     splits = load_splits(corpus)
     sets = {
         "valid": splits.valid,
-        **({"everyday": read_everyday(language)} if source_language == "en" else {}),
+        "everyday": read_everyday(language, source_language=source_language),
         "test": splits.test,
         **{name: examples for name, examples in splits.domains.items() if name.endswith("_valid")},
     }

@@ -234,7 +234,13 @@ EVERYDAY = Path(__file__).resolve().parents[1] / "tests" / "data" / "everyday.ts
 _EVERYDAY_COLUMNS = {"zh": "chinese", "de": "german"}
 
 
-def read_everyday(target_language: str, path: Path = EVERYDAY) -> list[Example]:
+def read_everyday(target_language: str, path: Path = EVERYDAY, source_language: str = "en") -> list[Example]:
+    """Our everyday sentences as examples from source_language into target_language: English into Chinese or
+    German as written, or a reference language read back into English (Chinese into English for zh-en)."""
+    if source_language != "en":
+        if target_language != "en":
+            raise ValueError(f"the everyday set has no {source_language!r} to {target_language!r} pairs")
+        return reversed_examples(read_everyday(source_language, path))
     rows = [line.split("\t") for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     header, rows = rows[0], rows[1:]
     if target_language not in _EVERYDAY_COLUMNS:

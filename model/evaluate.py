@@ -148,7 +148,9 @@ def main(argv=None):
     meta = loaded.metadata
     if args.split == "everyday":
         try:
-            examples = read_everyday(meta.get("target_language", ""))[: args.limit]
+            examples = read_everyday(
+                meta.get("target_language", ""), source_language=meta.get("source_language", "en")
+            )[: args.limit]
         except ValueError as e:
             fail(str(e))
     else:

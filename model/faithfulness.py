@@ -69,9 +69,10 @@ def chance_correlation(n: int, level: float = 0.05) -> tuple[float | None, float
     return (round(float(min(reached)), 2) if reached else None), perfect
 
 
-def source_words(pieces: list[str]) -> list[list[int]]:
-    """The source words' piece indices, </s> left out (it is not a word one can remove)."""
-    return group_pieces_into_words(pieces[:-1], "en")
+def source_words(pieces: list[str], language: str = "en") -> list[list[int]]:
+    """The source words' piece indices, </s> left out (it is not a word one can remove); language: the source's
+    (a Chinese source's pieces are its words: model.tokenizer.group_pieces_into_words)."""
+    return group_pieces_into_words(pieces[:-1], language)
 
 
 def word_matrix(n_pieces: int, words: list[list[int]]) -> np.ndarray:
@@ -95,8 +96,10 @@ def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: 
     return (chosen[0:1] - chosen[1:]).T.numpy()
 
 
-def sentence_scores(model, source_ids, source_pieces, target_ids, methods: tuple[str, ...]) -> SentenceScores:
-    words = source_words(source_pieces)
+def sentence_scores(
+    model, source_ids, source_pieces, target_ids, methods: tuple[str, ...], language: str = "en"
+) -> SentenceScores:
+    words = source_words(source_pieces, language)
     fp = forward_record(model, source_ids, target_ids)
     return SentenceScores(
         occlusion_drops(model, source_ids, target_ids, words),
@@ -133,12 +136,12 @@ class StepComparison:
 
 
 def compare_step(
-    model, source_ids, source_pieces, target_ids, layer: int, ig_step: int | None = None
+    model, source_ids, source_pieces, target_ids, layer: int, ig_step: int | None = None, language: str = "en"
 ) -> StepComparison:
     """The current sentence under every method (raw and norm attention of one decoder layer, 1-based, heads
     together), and occlusion; integrated gradients only for ig_step."""
     fast = tuple(name for name, m in METHODS.items() if m.seconds <= SLOW_SECONDS)
-    words = source_words(source_pieces)
+    words = source_words(source_pieces, language)
     to_words = word_matrix(len(source_ids), words)
     fp = forward_record(model, source_ids, target_ids)  # one pass for every method
     scores = {
@@ -231,14 +234,25 @@ def faithfulness_table(
     slow_sentences: int,
     alignment: dict | None = None,
     progress: bool = False,
+    language: str = "en",
 ) -> pd.DataFrame:
-    """slow_sentences: integrated gradients only on this many of the sentences (it costs hundreds of passes)."""
-    scored = score_sentences(model, source_tokenizer, target_tokenizer, sentences, methods, slow_sentences, progress)
+    """slow_sentences: integrated gradients only on this many of the sentences (it costs hundreds of passes);
+    language: the sentences' (how they are cut into words)."""
+    scored = score_sentences(
+        model, source_tokenizer, target_tokenizer, sentences, methods, slow_sentences, progress, language
+    )
     return summarize(scored, alignment)
 
 
 def score_sentences(
-    model, source_tokenizer, target_tokenizer, sentences: list[str], methods, slow_sentences: int, progress=False
+    model,
+    source_tokenizer,
+    target_tokenizer,
+    sentences: list[str],
+    methods,
+    slow_sentences: int,
+    progress=False,
+    language: str = "en",
 ) -> list[SentenceScores]:
     """Occlusion and every method's scores on each sentence's greedy translation (integrated gradients on the
     first slow_sentences only)."""
@@ -247,7 +261,7 @@ def score_sentences(
     for k, sentence in enumerate(sentences):
         tr = translate(model, source_tokenizer, target_tokenizer, sentence, need_qkv=False)
         chosen = methods if k < slow_sentences else fast
-        scored.append(sentence_scores(model, tr.source_ids, tr.source_pieces, tr.target_ids, chosen))
+        scored.append(sentence_scores(model, tr.source_ids, tr.source_pieces, tr.target_ids, chosen, language))
         if progress and (k + 1) % 25 == 0:
             print(f"  {k + 1}/{len(sentences)} sentences", flush=True)
     return scored
@@ -327,6 +341,7 @@ def main(argv=None):
         tuple(METHODS),
         args.ig_sentences,
         progress=True,
+        language=loaded.metadata.get("source_language", "en"),
     )
     per_sentence = sentence_correlations(scored)
     table = with_intervals(summarize(scored, alignment), per_sentence)

@@ -60,11 +60,13 @@ class WordOrder:
 
 
 @torch.inference_mode()
-def word_order(model: Transformer, source_tokenizer: Tokenizer, text: str, a: int, b: int) -> WordOrder:
-    """Swap word units a and b (indices into word_units of the sentence's pieces) and run the encoder on both
-    orders, with the positional encoding and without it."""
+def word_order(
+    model: Transformer, source_tokenizer: Tokenizer, text: str, a: int, b: int, language: str = "en"
+) -> WordOrder:
+    """Swap word units a and b (indices into word_units of the sentence's pieces, in the source language) and run
+    the encoder on both orders, with the positional encoding and without it."""
     ids, pieces, _ = encode_source(source_tokenizer, text, model.cfg.max_len)
-    units = word_units(pieces)
+    units = word_units(pieces, language)
     permutation = swap_permutation(units, a, b)
     swapped_ids = [ids[i] for i in permutation]
     attention, swapped_attention, attention_difference, output_difference = {}, {}, {}, {}

@@ -270,7 +270,8 @@ def get_logit_lens(checkpoint: str, tr: decode.Translation) -> inside.LogitLens:
 def get_word_order(checkpoint: str, sentence: str, a: int, b: int) -> what_if.WordOrder:
     def compute():
         loaded = get_model(checkpoint)
-        return what_if.word_order(loaded.model, loaded.source_tokenizer, sentence, a, b)
+        language = loaded.metadata.get("source_language", "en")
+        return what_if.word_order(loaded.model, loaded.source_tokenizer, sentence, a, b, language)
 
     return translation_cache().get(("word order", checkpoint, sentence, a, b), compute)
 
@@ -424,7 +425,13 @@ def get_comparison(checkpoint: str, tr: decode.Translation, layer: int, ig_step:
     return translation_cache().get(
         key,
         lambda: faithfulness.compare_step(
-            get_model(checkpoint).model, tr.source_ids, tr.source_pieces, tr.target_ids, layer, ig_step
+            get_model(checkpoint).model,
+            tr.source_ids,
+            tr.source_pieces,
+            tr.target_ids,
+            layer,
+            ig_step,
+            get_model(checkpoint).metadata.get("source_language", "en"),
         ),
     )
 

@@ -22,12 +22,13 @@ FALLBACK_SENTENCES = 60  # of our everyday sentences (never trained on), for a c
 
 def sample_sentences(checkpoint: str, loaded) -> list[str]:
     """The checkpoint's held-out sample (qk_sample.txt: its probe set's first sentences), or, where it ships
-    none, the first of our everyday sentences in its target language."""
+    none, the first of our everyday sentences in the language it reads."""
     sentences = qk_space.read_sample_sentences(checkpoint)
     if sentences:
         return sentences
-    language = loaded.metadata.get("target_language", "zh")
-    return [e.source for e in read_everyday(language)][:FALLBACK_SENTENCES]
+    meta = loaded.metadata
+    everyday = read_everyday(meta.get("target_language", "zh"), source_language=meta.get("source_language", "en"))
+    return [e.source for e in everyday][:FALLBACK_SENTENCES]
 
 
 def compute_sample(checkpoint: str, loaded, slots) -> qk_space.QKSample:

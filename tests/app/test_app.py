@@ -874,3 +874,30 @@ def test_a_chinese_source_checkpoint_asks_for_a_chinese_sentence_and_opens_on_th
         assert at.session_state["sentence"] == "汤姆追逐杰瑞。"
         assert at.selectbox(key="example").options[1:4] == ["汤姆追逐杰瑞。", "猫追狗。", "狗追猫。"]
     assert run_app().text_input(key="sentence").label == "English sentence"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_view_and_lesson_renders_for_a_chinese_source(checkpoint_root, tiny_zh_en_checkpoint, lang):
+    """Issue 58: views × checkpoints. A Chinese sentence typed into a zh-en checkpoint, with the seeds' pair as
+    the second sentence: every explorer view and every lesson draws without an error, in both interface
+    languages."""
+    from ui.views import lessons
+
+    shutil.copytree(tiny_zh_en_checkpoint, checkpoint_root / "tiny-zh-en")
+    at = run_app(ckpt="tiny-zh-en", lang=lang, s="猫追狗。", s2="狗追猫。")
+    assert not at.exception
+    columns = "".join(figures(at)["heatmap-encoder_self"]["layout"]["xaxis"]["ticktext"])
+    assert "猫" in columns and "狗" in columns  # the encoder's map reads the Chinese typed
+    for tab in TAB_KEYS:
+        open_tab(at, tab)
+        assert not at.exception, (tab, at.exception)
+    for key in lessons():
+        at.session_state["page"], at.session_state["lesson"] = "lessons", key
+        at.run()
+        assert not at.exception, (key, at.exception)
+        if key == "lesson_positions":  # the seeds' pair, in Chinese; each character a word to swap
+            assert any("狗追猫。" in b.label for b in at.button)
+            options = at.selectbox(key="order_a").options  # (the tiny tokenizer has no 追: <unk:追>)
+            assert options[0] == "0: 猫" and options[2] == "2: 狗"
+        if key == "lesson_masks":  # padded beside the second sentence, here the seeds' other order
+            assert at.text_input(key="padding_other").value == "狗追猫。"

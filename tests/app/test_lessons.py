@@ -243,3 +243,15 @@ def test_attention_is_learned_compares_the_toy_size_with_the_model_being_explore
         size = f"{weights / 1e6:.1f} million" if lang == "en" else f"{int(round(weights / 1e4, -1)):,} 万"
         intro = next(m.value for m in at.markdown if m.value.startswith("**"))
         assert "44,000" in intro and size in intro, (name, intro)
+
+
+def test_the_masks_lesson_pads_a_chinese_sentence_beside_a_chinese_one(checkpoint_root, tiny_zh_en_checkpoint):
+    """Issue 58: with a Chinese source and no second sentence, the sentence padded beside the user's is Chinese
+    (a long one beside a short sentence), not an English one the model cannot read."""
+    import shutil
+
+    shutil.copytree(tiny_zh_en_checkpoint, checkpoint_root / "tiny-zh-en")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(ckpt="tiny-zh-en", s="猫追狗。")
+    at = open_lesson(at.run(), "lesson_masks")
+    assert at.text_input(key="padding_other").value == "我奶奶和我们一起住在一套小公寓里。"

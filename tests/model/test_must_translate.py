@@ -42,10 +42,10 @@ def test_order_check_reads_alternatives_and_order():
 def test_every_sentence_the_app_offers_is_listed():
     """Listed, so a test holds it out of every training file and scores it: the lessons' sentences, the minimal
     pairs and the examples, English ones in must_translate.tsv, Chinese ones in must_translate_zh.tsv."""
-    from model.data import MUST_TRANSLATE_CHINESE
+    from model.data import MUST_TRANSLATE_CHINESE, read_everyday
     from ui.checkpoints import DEFAULT_EXAMPLES, MINIMAL_PAIRS
-    from ui.lessons.masks import LONG_PARTNER, SHORT_PARTNER
-    from ui.lessons.positions import EXAMPLE
+    from ui.lessons.masks import LONG_PARTNER, PARTNERS, SHORT_PARTNER
+    from ui.lessons.positions import EXAMPLE, EXAMPLES
 
     listed = {(r.english, r.language) for r in ROWS}
     offered = [(s, "zh") for s in (EXAMPLE, SHORT_PARTNER, LONG_PARTNER)]
@@ -55,7 +55,9 @@ def test_every_sentence_the_app_offers_is_listed():
         offered += [(s, language) for s in examples if s]
     assert [o for o in offered if o not in listed] == []
     listed_chinese = {r.english for r in read_must_translate(MUST_TRANSLATE_CHINESE)}
+    listed_chinese |= {e.source for e in read_everyday("en", source_language="zh")}
     chinese = [s for pair in MINIMAL_PAIRS["zh"] for s in (pair.first, pair.second)] + DEFAULT_EXAMPLES["zh"]
+    chinese += [EXAMPLES["zh"], *PARTNERS["zh"]]
     assert [s for s in chinese if s not in listed_chinese] == []
 
 

@@ -16,22 +16,27 @@ from viz.escape import markdown_literal
 from viz.labels import axis_names
 from words import t
 
-EXAMPLE = "The dog chases the cat."
+# The sentence the lesson offers, in the language the checkpoint reads: the seeds' pair (written in Chinese in
+# the seeds: 狗追猫 and 猫追狗 hold the same characters in another order).
+EXAMPLES = {"en": "The dog chases the cat.", "zh": "狗追猫。"}
+EXAMPLE = EXAMPLES["en"]
 # Not offered as the default pair: swapping two of these rarely shows anything ("walked to the the station").
 FUNCTION_WORDS = frozenset(
     "a an the to of in on at by for and or but is are was were be it i my your his her "
-    "their our we you he she they this that with as from".split()
+    "their our we you he she they this that with as from 的 了 是 在 和 吗 呢 吧 着".split()
 )
 
 
-def use_example() -> None:
-    st.session_state.update(sentence=EXAMPLE)
+def use_example(example: str) -> None:
+    st.session_state.update(sentence=example)
 
 
 def show_word_order(ctx: Context) -> None:
     lang, tr = ctx.lang, ctx.tr
     st.caption(t("order_explain", lang))
-    units = what_if.word_units(tr.source_pieces)
+    source_language = ctx.language_pair[0]
+    example = EXAMPLES.get(source_language, EXAMPLE)
+    units = what_if.word_units(tr.source_pieces, source_language)
     words = ["".join(tr.source_pieces[i] for i in unit).replace(WORD_BOUNDARY, " ").strip() for unit in units]
     choices = [i for i, unit in enumerate(units) if tr.source_pieces[unit[0]] != "</s>"]
     left, right = st.columns(2, vertical_alignment="bottom")
@@ -48,9 +53,9 @@ def show_word_order(ctx: Context) -> None:
     b = widgets.selectbox(
         right, t("order_second", lang), choices, key="order_b", format_func=label, default=content[-1]
     )
-    if tr.source_text.strip() != EXAMPLE:
+    if tr.source_text.strip() != example:
         # on a row of its own: in a narrow column its label was cut ("Try: The dog chases t…")
-        st.button(t("order_example", lang, sentence=EXAMPLE), on_click=use_example, help=EXAMPLE)
+        st.button(t("order_example", lang, sentence=example), on_click=use_example, args=(example,), help=example)
     if a == b:
         st.info(t("order_same", lang))
         return
