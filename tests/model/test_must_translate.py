@@ -271,3 +271,15 @@ def test_no_listed_sentence_is_in_the_zh_en_corpus():
     trained_english = {normalise_english(r) for e in splits.train for r in e.references}
     assert trained_english & {normalise_english(r) for e in held_out for r in e.references} == set()
     assert ("编码器", "encoder") in splits.terms and ("慕尼黑", "Munich") in splits.names
+
+
+def test_the_hand_segmented_chinese_sentences_are_listed_ones():
+    """tests/data/zh_segmented.txt (benchmarks/chinese_word_level.py) segments sentences of our own lists, which
+    no training file holds."""
+    from model.data import MUST_TRANSLATE_CHINESE
+
+    hand = (ROOT / "tests" / "data" / "zh_segmented.txt").read_text(encoding="utf-8").splitlines()
+    sentences = ["".join(line.split()) for line in hand if line and not line.startswith("#")]
+    listed = {r.english for r in read_must_translate(MUST_TRANSLATE_CHINESE)}
+    listed |= {e.source for e in read_everyday("en", source_language="zh")}
+    assert len(sentences) >= 30 and [s for s in sentences if s not in listed] == []
