@@ -9,10 +9,11 @@ from model import attribute
 from model.checkpoint import incomplete_checkpoints
 from ui import views as registry
 from ui import widgets
-from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for, minimal_pairs
+from ui.checkpoints import checkpoint_label, checkpoint_root, examples_for, minimal_pairs, source_language
 from ui.common import choose_view, head_name
 from ui.links import MAX_SENTENCE_CHARACTERS
 from ui.models import get_calibration, get_scores, parameter_count
+from viz.cjk import is_cjk
 from viz.escape import markdown_literal
 from words import LANGUAGES, STRINGS, language_name, t
 
@@ -63,12 +64,28 @@ def text_box(label: str, key: str, help: str, lang: str) -> None:
         st.caption(t("box_shortened", lang, used=MAX_SENTENCE_CHARACTERS))
 
 
+def written_in(text: str, language: str) -> bool:
+    """Whether a sentence can be read by a model whose source is this language: Chinese text for a Chinese
+    source, text without Chinese characters for the others (an empty one fits any)."""
+    chinese = any(is_cjk(c) for c in text)
+    return not text.strip() or chinese == (language == "zh")
+
+
 def switch_checkpoint() -> None:
     # A reference translation is in the old checkpoint's target language: keep it and the new model would be
     # teacher-forced on text it cannot read.
     st.session_state.reference = ""
     # so are switched-off heads: the other checkpoint's heads are other heads
     st.session_state.ablated_heads = []
+    # and sentences in the other source language (en-zh to zh-en): the new model opens on its first example
+    name = st.session_state.checkpoint
+    language = source_language(name)
+    if not written_in(st.session_state.get("sentence", ""), language):
+        st.session_state.sentence = examples_for(name)[0]
+    if not written_in(st.session_state.get("second_sentence", ""), language):
+        st.session_state.second_sentence = ""
+    if not written_in(st.session_state.get("padding_other", ""), language):
+        st.session_state.pop("padding_other")  # the masks lesson chooses one in the new language
 
 
 def attribution_selector(container, lang: str, **kwargs) -> str:

@@ -901,3 +901,20 @@ def test_every_view_and_lesson_renders_for_a_chinese_source(checkpoint_root, tin
             assert options[0] == "0: 猫" and options[2] == "2: 狗"
         if key == "lesson_masks":  # padded beside the second sentence, here the seeds' other order
             assert at.text_input(key="padding_other").value == "狗追猫。"
+
+
+def test_switching_to_a_chinese_source_opens_on_a_chinese_sentence_and_back(checkpoint_root, tiny_zh_en_checkpoint):
+    """Issue 58: switching from en-zh to zh-en left "I like tea." in the box, for a model that reads Chinese; the
+    sentence (and a second sentence in the other language) gives way to the new checkpoint's first example, and a
+    sentence already in the right language stays."""
+    shutil.copytree(tiny_zh_en_checkpoint, checkpoint_root / "tiny-zh-en")
+    at = run_app(s="I like tea.", s2="Tom drinks tea.")
+    at.selectbox(key="checkpoint").select("tiny-zh-en").run()
+    assert not at.exception
+    assert at.session_state["sentence"] == "汤姆追逐杰瑞。" and at.session_state["second_sentence"] == ""
+    at.text_input(key="sentence").input("猫追狗。").run()
+    at.selectbox(key="checkpoint").select("tiny-a").run()
+    assert at.session_state["sentence"] == "Tom chases Jerry."
+    at.text_input(key="sentence").input("I like tea.").run()
+    at.selectbox(key="checkpoint").select("tiny-b").run()  # the same source language: the sentence stays
+    assert at.session_state["sentence"] == "I like tea."
