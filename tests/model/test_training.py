@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -777,3 +778,16 @@ def test_target_word_dropout_thins_only_the_decoder_input_and_keeps_start_and_pa
     again = drop_target_words(tgt_in, 0.2, torch.Generator().manual_seed(7))
     assert torch.equal(thinned, again)
     assert torch.equal(drop_target_words(tgt_in, 0.0, torch.Generator().manual_seed(7)), tgt_in)
+
+
+def test_translate_cli_reads_a_chinese_source(tiny_zh_en_checkpoint, tmp_path):
+    """Issue 58: python -m model.translate --checkpoint checkpoints/zh-en "猫追狗。" (here the tiny zh-en): the
+    Chinese pieces are the source, and the handout names Chinese as the source language."""
+    page = tmp_path / "cat.html"
+    command = [sys.executable, "-m", "model.translate", "--checkpoint", str(tiny_zh_en_checkpoint), "猫追狗。"]
+    done = subprocess.run([*command, "--html", str(page)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r"const DATA = (\{.*?\});\n", text).group(1))
+    assert "猫" in "".join(data["kinds"]["encoder_self"]["keys"])  # the encoder reads the Chinese typed
+    assert "猫追狗。" in text and "Chinese → English" in text
