@@ -49,8 +49,14 @@ class TransformerConfig:
     # False: the paper's post-norm, LayerNorm(x + Sublayer(x)). True: pre-norm, x + Sublayer(LayerNorm(x)), with a
     # final LayerNorm after each stack (Xiong et al., 2020), which trains deep stacks more reliably.
     norm_first: bool = False
+    # The decoder stack alone, as GPT keeps it: no encoder (n_encoder_layers 0) and no cross-attention. The source
+    # becomes the start of one sequence, "source <sep> target", in one vocabulary (tgt_vocab_size), and the
+    # decoder's masked self-attention reads it where an encoder-decoder's cross-attention would.
+    decoder_only: bool = False
 
     def __post_init__(self):
+        if self.decoder_only and self.n_encoder_layers:
+            raise ValueError("a decoder-only model has no encoder layers: n_encoder_layers must be 0")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.share_source_target_embeddings and self.src_vocab_size != self.tgt_vocab_size:
@@ -67,7 +73,9 @@ class TransformerConfig:
         """Layers that hold attention of this kind: "encoder_self", "decoder_self" or "cross"."""
         if kind not in ATTENTION_KINDS:
             raise ValueError(f"unknown attention kind {kind!r}; expected one of {ATTENTION_KINDS}")
-        return self.n_encoder_layers if kind == "encoder_self" else self.n_decoder_layers
+        if kind == "encoder_self":
+            return self.n_encoder_layers
+        return 0 if kind == "cross" and self.decoder_only else self.n_decoder_layers
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -323,10 +331,11 @@ class DecoderLayer(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        # a decoder-only layer has two sub-layers: masked self-attention and the FFN
+        self.cross_attention = None if cfg.decoder_only else MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.sublayer_self = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.sublayer_cross = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.sublayer_cross = None if cfg.decoder_only else SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
         self.sublayer_ffn = SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
 
     def forward(
@@ -342,22 +351,23 @@ class DecoderLayer(nn.Module):
         trace: bool = False,
     ):
         """past_kv, memory_kv: this layer's entries of a DecoderCache (incremental decoding), else None.
-        -> (output, self-attention, cross-attention, {sub-layer name: SublayerTrace} if trace else None)"""
+        -> (output, self-attention, cross-attention (None decoder-only), {sub-layer: SublayerTrace} if trace else
+        None)"""
         h_self = self.sublayer_self.input(y)
         self_attn = self.self_attention(h_self, h_self, tgt_mask, past_kv=past_kv, **self_kwargs)
         y_self = self.sublayer_self(y, self_attn.output)
-        # Queries come from the decoder, keys and values from the encoder output ("memory").
-        h_cross = self.sublayer_cross.input(y_self)
-        cross_attn = self.cross_attention(h_cross, memory, src_mask, fixed_kv=memory_kv, **cross_kwargs)
-        y_cross = self.sublayer_cross(y_self, cross_attn.output)
+        traced = {"self_attention": self.sublayer_self.trace(y, h_self, self_attn.output, y_self)} if trace else None
+        cross_attn, y_cross = None, y_self
+        if self.cross_attention is not None:
+            # Queries come from the decoder, keys and values from the encoder output ("memory").
+            h_cross = self.sublayer_cross.input(y_self)
+            cross_attn = self.cross_attention(h_cross, memory, src_mask, fixed_kv=memory_kv, **cross_kwargs)
+            y_cross = self.sublayer_cross(y_self, cross_attn.output)
+            if trace:
+                traced["cross_attention"] = self.sublayer_cross.trace(y_self, h_cross, cross_attn.output, y_cross)
         out, ffn_trace = feed_forward_sublayer(self.sublayer_ffn, self.feed_forward, y_cross)
-        traced = None
         if trace:
-            traced = {
-                "self_attention": self.sublayer_self.trace(y, h_self, self_attn.output, y_self),
-                "cross_attention": self.sublayer_cross.trace(y_self, h_cross, cross_attn.output, y_cross),
-                "feed_forward": ffn_trace,
-            }
+            traced["feed_forward"] = ffn_trace
         return out, self_attn, cross_attn, traced
 
 
@@ -402,6 +412,8 @@ class DecoderOutput:
 
 def _stack(per_layer: list[AttentionOutput], names=("q", "k", "v")) -> tuple[torch.Tensor | None, dict | None]:
     weights = None
+    if not per_layer or per_layer[0] is None:  # no such attention (a decoder-only model's cross-attention)
+        return None, None
     if per_layer[0].weights is not None:
         weights = torch.stack([a.weights for a in per_layer], dim=1)
     qkv = None
@@ -414,7 +426,8 @@ class Transformer(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.cfg = cfg
-        self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
+        # a decoder-only model reads one sequence in one vocabulary: it has no source embedding
+        self.src_embed = None if cfg.decoder_only else Embeddings(cfg.src_vocab_size, cfg.d_model)
         self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
         self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
         self.encoder_layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
@@ -424,7 +437,7 @@ class Transformer(nn.Module):
         self.decoder_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
         self.generator = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
         self._init_weights()
-        if cfg.share_source_target_embeddings:
+        if cfg.share_source_target_embeddings and not cfg.decoder_only:
             self.tgt_embed.lookup.weight = self.src_embed.lookup.weight
         if cfg.tie_target_embeddings:
             self.generator.weight = self.tgt_embed.lookup.weight
@@ -434,8 +447,9 @@ class Transformer(nn.Module):
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
         # Embeddings are multiplied by sqrt(d_model); a N(0, d_model^-1/2) start keeps them on the scale of the PE.
-        for emb in (self.src_embed.lookup, self.tgt_embed.lookup):
-            nn.init.normal_(emb.weight, mean=0.0, std=self.cfg.d_model**-0.5)
+        for emb in (self.src_embed, self.tgt_embed):
+            if emb is not None:
+                nn.init.normal_(emb.lookup.weight, mean=0.0, std=self.cfg.d_model**-0.5)
 
     def encode(
         self,
@@ -464,7 +478,7 @@ class Transformer(nn.Module):
     def decode(
         self,
         tgt_in: torch.Tensor,
-        encoded: EncoderOutput,
+        encoded: EncoderOutput | None,
         self_options: AttentionOptions | None = None,
         cross_options: AttentionOptions | None = None,
         cache: DecoderCache | None = None,
@@ -472,7 +486,8 @@ class Transformer(nn.Module):
         embeddings: torch.Tensor | None = None,
         logits_at: torch.Tensor | None = None,
     ) -> DecoderOutput:
-        """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1.
+        """tgt_in: (batch, tgt) decoder inputs, starting with <s>. Position t predicts token t+1. encoded: None for
+        a decoder-only model, whose tgt_in holds the source, the separator and the target in one sequence.
 
         With a cache (DecoderCache([], []) to start), tgt_in holds only the positions after the cached ones
         (usually one), and the returned attention and queries ("q" only: the keys and values are in the returned
@@ -497,9 +512,9 @@ class Transformer(nn.Module):
             memory_kv = cache.cross_kv[i] if cache and cache.cross_kv else None
             y, self_attn, cross_attn, traced = layer(
                 y,
-                encoded.memory,
+                encoded.memory if encoded is not None else None,
                 tgt_mask,
-                encoded.src_mask,
+                encoded.src_mask if encoded is not None else None,
                 self_options.for_layer(i),
                 cross_options.for_layer(i),
                 past_kv,
@@ -512,7 +527,7 @@ class Transformer(nn.Module):
         names = ("q",) if cache is not None else ("q", "k", "v")
         self_weights, self_qkv = _stack(self_layers, names)
         cross_weights, cross_qkv = _stack(cross_layers, names)
-        new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers])
+        new_cache = DecoderCache([a.kv for a in self_layers], [a.kv for a in cross_layers if a is not None])
         if logits_at is not None:
             y = y[torch.arange(y.size(0)), logits_at][:, None]
         return DecoderOutput(

@@ -8,8 +8,12 @@ import torch
 from model.decode import pad_batch
 from model.tokenizer import EOS_ID, PAD_ID
 from model.transformer import (
+    AttentionOptions,
+    DecoderCache,
     MultiHeadAttention,
     Transformer,
+    TransformerConfig,
+    count_parameters,
     sinusoidal_positional_encoding,
     subsequent_mask,
 )
@@ -193,3 +197,30 @@ def test_pre_norm_variant_keeps_every_guarantee(tiny_tokenizers):
         torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
     t = tgt_in.size(1)
     assert (explicit.self_attention[..., ~torch.ones(t, t, dtype=torch.bool).tril()] == 0).all()
+
+
+def test_a_decoder_only_model_is_the_decoder_stack_without_cross_attention():
+    """Issue 61: GPT keeps only the decoder. The same code with decoder_only: no encoder, no cross-attention, no
+    source embedding; one sequence "source <sep> target" read by causal self-attention, whose rows see only
+    earlier positions; its cache decodes the next position as the full pass does."""
+    torch.manual_seed(0)
+    both = TransformerConfig(src_vocab_size=20, tgt_vocab_size=20, d_model=16, n_heads=2, d_ff=32, max_len=16)
+    alone = TransformerConfig(**{**both.__dict__, "n_encoder_layers": 0, "decoder_only": True, "dropout": 0.0})
+    encoder_decoder, decoder = Transformer(both), Transformer(alone).eval()
+    names = {name for name, _ in decoder.named_parameters()}
+    assert not any(n.startswith(("encoder_layers", "src_embed")) or ".cross" in n for n in names)
+    dropped = sum(p.numel() for n, p in encoder_decoder.named_parameters() if n not in names)
+    assert count_parameters(decoder) == count_parameters(encoder_decoder) - dropped > 0
+    assert alone.n_layers("cross") == 0 and alone.n_layers("decoder_self") == 6
+
+    sequence = torch.tensor([[2, 5, 6, 7, 4, 8, 9]])  # <s> source <sep> target
+    full = decoder.decode(sequence, None, AttentionOptions(need_weights=True))
+    assert full.cross_attention is None and full.logits.shape == (1, 7, 20)
+    weights = full.self_attention[0]  # (layers, heads, 7, 7)
+    assert torch.all(weights.triu(1) == 0)  # causal: a row never reads a later position
+    torch.testing.assert_close(weights.sum(-1), torch.ones(6, 2, 7))
+    cached = decoder.decode(sequence[:, :6], None, cache=DecoderCache([], []))
+    step = decoder.decode(sequence[:, 6:], None, cache=cached.cache)
+    torch.testing.assert_close(step.logits[0, -1], full.logits[0, -1], atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="no encoder layers"):
+        TransformerConfig(src_vocab_size=20, tgt_vocab_size=20, decoder_only=True)
