@@ -21,6 +21,11 @@ thread (`run` leaves the thread count to its caller; the command line sets one).
 data (ToyRun), nothing is kept in the model.
 
     python -m model.toy --task reorder --seed 0 --json run.json
+    python -m model.toy --task reorder --architecture decoder-only --json alone.json   # GPT's half: no encoder
+
+A decoder-only model (--architecture decoder-only: the same decoder layers without cross-attention, no encoder)
+reads one sequence, "<s> source <sep> target", and is scored on the block of its masked self-attention where the
+rows that write the target read the source: the encoder-decoder's cross-attention, found by self-attention.
 """
 
 from __future__ import annotations
@@ -42,8 +47,8 @@ from .align import GoldPair, alignment_error_rate
 from .cli import check_output, fail, positive_float, positive_int
 from .decode import greedy_batch_tokens, pad_batch
 from .progress import Progress
-from .tokenizer import EOS_ID, PAD_ID, teacher_forced_input
-from .transformer import AttentionOptions, Transformer, TransformerConfig
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, teacher_forced_input
+from .transformer import AttentionOptions, DecoderCache, Transformer, TransformerConfig
 
 NOUNS = ("Tom", "Jerry", "cat", "dog", "fox", "bird")
 VERBS = {"chases": "CHASE", "sees": "SEE", "helps": "HELP", "likes": "LIKE", "finds": "FIND"}
@@ -52,6 +57,12 @@ SPECIALS = ("<pad>", "<unk>", "<s>", "</s>")  # in the order of model.tokenizer'
 SOURCE_WORDS = SPECIALS + NOUNS + tuple(VERBS) + ADJECTIVES
 TARGET_WORDS = SPECIALS + tuple(w.upper() for w in NOUNS) + tuple(VERBS.values()) + tuple(a.upper() for a in ADJECTIVES)
 TASKS = ("copy", "reverse", "reorder")
+ARCHITECTURES = ("encoder-decoder", "decoder-only")
+NORMS = ("post", "pre")  # the paper's LayerNorm(x + Sublayer(x)), or x + Sublayer(LayerNorm(x))
+# A decoder-only model reads one sequence, "<s> source <sep> target </s>", in one vocabulary: the target words
+# (their ids as in TARGET_WORDS), then the separator and the source words.
+SEPARATOR = "<sep>"
+SEQUENCE_WORDS = TARGET_WORDS + (SEPARATOR,) + SOURCE_WORDS[len(SPECIALS) :]
 # The sentence whose cross-attention is recorded at every snapshot; never trained on.
 TEST_SENTENCE = "big Tom chases small Jerry"
 HELD_OUT_SHARE = 0.2  # of the reorder task's 3,750 sentences, never trained on (copy and reverse: fresh samples)
@@ -154,6 +165,8 @@ class ToySettings:
     learning_rate: float = 3e-3  # the peak, after a short warm-up; then down linearly to zero at the last step
     warmup: int = 20
     snapshots: int = 20  # besides step 0
+    architecture: str = "encoder-decoder"  # or "decoder-only": the decoder stack alone, reading "source <sep> target"
+    norm: str = "post"  # where LayerNorm sits: "post" (the paper's), or "pre"
 
     @property
     def d_k(self) -> int:
@@ -165,18 +178,27 @@ class ToySettings:
             return self.learning_rate * (step + 1) / self.warmup
         return self.learning_rate * (self.steps - step) / max(1, self.steps - self.warmup)
 
+    @property
+    def decoder_only(self) -> bool:
+        return self.architecture == "decoder-only"
+
     def config(self) -> TransformerConfig:
         d_model = self.d_model
+        sequence = len(SEQUENCE_WORDS)
         return TransformerConfig(
-            src_vocab_size=len(SOURCE_WORDS),
-            tgt_vocab_size=len(TARGET_WORDS),
+            src_vocab_size=sequence if self.decoder_only else len(SOURCE_WORDS),
+            tgt_vocab_size=sequence if self.decoder_only else len(TARGET_WORDS),
             d_model=d_model,
             n_heads=self.heads,
             d_ff=2 * d_model,
-            n_encoder_layers=self.layers,
+            # the decoder-only model gets the encoder-decoder's decoder layers and no more: the same attention
+            # layers over the target, fewer parameters (no encoder, no cross-attention)
+            n_encoder_layers=0 if self.decoder_only else self.layers,
             n_decoder_layers=self.layers,
             dropout=0.0,  # determinism, and a task this small needs none
-            max_len=16,
+            max_len=24 if self.decoder_only else 16,  # <s> + 7 source words + <sep> + 7 target words + </s>
+            norm_first=self.norm == "pre",
+            decoder_only=self.decoder_only,
         )
 
     def snapshot_steps(self) -> list[int]:
@@ -196,6 +218,10 @@ class Snapshot:
     forced: list[str]  # the word each row of the test sentence's map predicts, fed the correct words before it
     cross: list[list[float]]  # the test sentence, teacher-forced: that layer's mean over heads, (target+1, source+1)
     cross_heads: list  # every layer and head: (layers, heads, target+1, source+1)
+    # decoder-only: "cross" and "cross_heads" are the block of its self-attention where the rows that write the
+    # target read the source (and <sep>, in </s>'s place); this is the whole causal map of the test sentence, the
+    # best layer's mean over heads, (sequence, sequence)
+    sequence: list[list[float]] | None = None
 
 
 @dataclass
@@ -209,6 +235,11 @@ class ToyRun:
     parameters: int
     held_out: int  # how many held-out sentences each snapshot's exact match and alignment error are measured on
     snapshots: list[Snapshot] = field(default_factory=list)
+    # decoder-only: the test sentence as the model reads it, "<s> source <sep> target" (the rows and columns of
+    # Snapshot.sequence), and where its source and target start in it
+    sequence: list[str] | None = None
+    source_start: int | None = None
+    target_start: int | None = None
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -242,13 +273,55 @@ def teacher_forced(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The decoder fed the correct translations: (logits (batch, target+1, vocab), the correct next words (batch,
     target+1), cross-attention (layers, batch, heads, target+1, source+1)); row t is the one that writes target
-    word t."""
+    word t. A decoder-only model's "cross-attention" is the block of its self-attention where those rows read
+    the source (teacher_forced_alone)."""
+    if settings.decoder_only:
+        return teacher_forced_alone(model, examples, settings)[:3]
     src, tgt_in, tgt_out = batch_tensors(examples)
     options = AttentionOptions(scale=settings.scaling)
     with torch.inference_mode():
         encoded = model.encode(src, options, positional=settings.positional_encoding)
         decoded = model.decode(tgt_in, encoded, options, AttentionOptions(need_weights=True, scale=settings.scaling))
     return decoded.logits, tgt_out, decoded.cross_attention.transpose(0, 1)
+
+
+def sequence_ids(example: ToyExample) -> tuple[list[int], list[int]]:
+    """A decoder-only model's input and next words for one example: "<s> source <sep> target" and, at each
+    position, the word it must write next, <pad> (not scored) where that is a source word or the separator, which
+    the model is given, not asked for."""
+    source, target = ids(example.source, SEQUENCE_WORDS), ids(example.target, SEQUENCE_WORDS)
+    inputs = [BOS_ID, *source, SEQUENCE_WORDS.index(SEPARATOR), *target]
+    return inputs, [PAD_ID] * (len(source) + 1) + target + [EOS_ID]
+
+
+def sequence_batch(examples: list[ToyExample]) -> tuple[torch.Tensor, torch.Tensor]:
+    pairs = [sequence_ids(e) for e in examples]
+    return pad_batch([i for i, _ in pairs]), pad_batch([o for _, o in pairs])
+
+
+def teacher_forced_alone(
+    model: Transformer, examples: list[ToyExample], settings: ToySettings
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """teacher_forced for a decoder-only model: the rows that write the target words (and </s>), and of its
+    self-attention the block where those rows read the source words (and <sep>): (logits (batch, target+1,
+    vocab), next words, that block (layers, batch, heads, target+1, source+1)), each padded; and the whole
+    self-attention (batch, layers, heads, sequence, sequence)."""
+    inputs, _ = sequence_batch(examples)
+    with torch.inference_mode():
+        decoded = model.decode(inputs, None, AttentionOptions(need_weights=True, scale=settings.scaling))
+    longest = max(len(e.target) for e in examples) + 1
+    widest = max(len(e.source) for e in examples) + 1
+    logits = torch.zeros(len(examples), longest, decoded.logits.size(-1))
+    targets = torch.full((len(examples), longest), PAD_ID)
+    block = torch.zeros(decoded.self_attention.size(1), len(examples), settings.heads, longest, widest)
+    for b, e in enumerate(examples):
+        n_s, n_t = len(e.source), len(e.target)
+        rows = torch.arange(n_s + 1, n_s + 2 + n_t)  # from the row that reads <sep> to the one that writes </s>
+        columns = torch.arange(1, n_s + 2)  # the source words, then <sep>
+        logits[b, : n_t + 1] = decoded.logits[b, rows]
+        targets[b, : n_t + 1] = torch.tensor(target_ids(e))
+        block[:, b, :, : n_t + 1, : n_s + 1] = decoded.self_attention[b][:, :, rows][:, :, :, columns]
+    return logits, targets, block, decoded.self_attention
 
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -274,7 +347,34 @@ def alignment_error(maps: torch.Tensor, examples: list[ToyExample]) -> float:
     return alignment_error_rate(predicted, gold)
 
 
+def greedy_alone(model: Transformer, examples: list[ToyExample], settings: ToySettings, longest: int = 9):
+    """A decoder-only model's greedy continuation of "<s> source <sep>": the ids it writes, ending in </s> when it
+    finished. Sentences with sources of one length go together (one prefix length, no padding in the cache)."""
+    written: list[list[int]] = [[] for _ in examples]
+    options = AttentionOptions(scale=settings.scaling)
+    by_length: dict[int, list[int]] = {}
+    for i, e in enumerate(examples):
+        by_length.setdefault(len(e.source), []).append(i)
+    with torch.inference_mode():
+        for rows in by_length.values():
+            prefix = torch.tensor([sequence_ids(examples[i])[0][: len(examples[i].source) + 2] for i in rows])
+            decoded = model.decode(prefix, None, options, cache=DecoderCache([], []))
+            finished = torch.zeros(len(rows), dtype=torch.bool)
+            for _ in range(longest):
+                next_word = decoded.logits[:, -1].argmax(-1)
+                for k, i in enumerate(rows):
+                    if not finished[k]:
+                        written[i].append(int(next_word[k]))
+                finished |= next_word == EOS_ID
+                if finished.all():
+                    break
+                decoded = model.decode(next_word[:, None], None, options, cache=decoded.cache)
+    return written
+
+
 def greedy_outputs(model: Transformer, examples: list[ToyExample], settings: ToySettings) -> list[list[int]]:
+    if settings.decoder_only:
+        return greedy_alone(model, examples, settings)
     return greedy_batch_tokens(
         model,
         [source_ids(e) for e in examples],
@@ -304,7 +404,7 @@ def run(settings: ToySettings, progress: Progress | None = None) -> ToyRun:
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate, betas=(0.9, 0.98))
     batches = random.Random(settings.seed)
     options = AttentionOptions(scale=settings.scaling)
-    src_t, _, tgt_t = batch_tensors([data.test])
+    n_source = len(data.test.source)
     run_record = ToyRun(
         task=settings.task,
         settings=asdict(settings),
@@ -315,6 +415,9 @@ def run(settings: ToySettings, progress: Progress | None = None) -> ToyRun:
         parameters=sum(p.numel() for p in model.parameters()),
         held_out=len(data.held_out),
     )
+    if settings.decoder_only:
+        run_record.sequence = ["<s>", *data.test.source, SEPARATOR, *data.test.target]
+        run_record.source_start, run_record.target_start = 1, n_source + 2
     start, losses = time.perf_counter(), []
     wanted = settings.snapshot_steps()
     progress.report(0, settings.steps)  # set up: the run holds its core from here on
@@ -328,11 +431,14 @@ def run(settings: ToySettings, progress: Progress | None = None) -> ToyRun:
         if step == settings.steps:
             break
         progress.check()
-        src, tgt_in, tgt_out = batch_tensors(examples)
         model.train()
-        encoded = model.encode(src, options, positional=settings.positional_encoding)
-        logits = model.decode(tgt_in, encoded, options, options).logits
-        loss = cross_entropy(logits, tgt_out)
+        if settings.decoder_only:
+            inputs, next_words = sequence_batch(examples)
+            loss = cross_entropy(model.decode(inputs, None, options).logits, next_words)
+        else:
+            src, tgt_in, tgt_out = batch_tensors(examples)
+            encoded = model.encode(src, options, positional=settings.positional_encoding)
+            loss = cross_entropy(model.decode(tgt_in, encoded, options, options).logits, tgt_out)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         for group in optimizer.param_groups:
@@ -364,6 +470,11 @@ def snapshot(
     test_logits, _, test_maps = teacher_forced(model, [data.test], settings)
     test_maps = test_maps[:, 0]  # (layers, heads, target+1, source+1)
     test_output = greedy_outputs(model, [data.test], settings)[0]
+    words = SEQUENCE_WORDS if settings.decoder_only else TARGET_WORDS
+    sequence = None
+    if settings.decoder_only:
+        whole = teacher_forced_alone(model, [data.test], settings)[3][0]  # (layers, heads, sequence, sequence)
+        sequence = np.round(whole[best].mean(0).numpy(), 4).tolist()
     return Snapshot(
         step=step,
         loss=round(float(np.mean(losses)), 4),
@@ -371,10 +482,11 @@ def snapshot(
         aer=round(by_layer[best], 4),
         layer=best,
         aer_by_layer=[round(a, 4) for a in by_layer],
-        output=[TARGET_WORDS[i] for i in test_output],
-        forced=[TARGET_WORDS[i] for i in test_logits[0].argmax(-1).tolist()],
+        output=[words[i] for i in test_output],
+        forced=[words[i] for i in test_logits[0].argmax(-1).tolist()],
         cross=np.round(test_maps[best].mean(0).numpy(), 4).tolist(),
         cross_heads=np.round(test_maps.numpy(), 4).tolist(),
+        sequence=sequence,
     )
 
 
@@ -388,6 +500,13 @@ def main(argv=None):
     parser.add_argument("--d-model", type=positive_int, default=ToySettings.d_model, help="split among the heads")
     parser.add_argument("--learning-rate", type=positive_float, default=ToySettings.learning_rate)
     parser.add_argument("--steps", type=positive_int, default=ToySettings.steps)
+    parser.add_argument(
+        "--architecture",
+        choices=ARCHITECTURES,
+        default=ToySettings.architecture,
+        help="decoder-only: the decoder stack alone, reading 'source <sep> target' (no encoder, no cross-attention)",
+    )
+    parser.add_argument("--norm", choices=NORMS, default=ToySettings.norm, help="LayerNorm after (post) or before")
     parser.add_argument("--json", type=Path, help="write the run here (default: a summary on stdout only)")
     args = parser.parse_args(argv)
     check_output(args.json)  # before training, as every command-line tool (model.cli)
@@ -403,6 +522,8 @@ def main(argv=None):
         d_model=args.d_model,
         learning_rate=args.learning_rate,
         steps=args.steps,
+        architecture=args.architecture,
+        norm=args.norm,
     )
     result = run(settings)
     for s in result.snapshots:

@@ -101,3 +101,42 @@ def test_the_command_writes_the_run_as_json(tmp_path, capsys):
     assert len(snapshot["cross"]) == len(run["target"]) and len(snapshot["cross"][0]) == len(run["source"])
     assert all(abs(sum(row) - 1) < 1e-3 for row in snapshot["cross"])
     assert "step   20" in capsys.readouterr().out
+
+
+def test_the_decoder_only_model_learns_the_reordering_and_its_source_block_aligns():
+    """Issue 61: the decoder stack alone, reading "<s> source <sep> target", learns reorder (thresholds reached
+    here: 100 % exact, AER 0.019 at the default 400 steps, 5 s on one core), and the block of its masked
+    self-attention where the rows that write the target read the source finds the generated alignment, as the
+    encoder-decoder's cross-attention does; with fewer parameters (no encoder, no cross-attention)."""
+    alone = toy.run(toy.ToySettings(task="reorder", architecture="decoder-only"))
+    last = alone.snapshots[-1]
+    assert last.exact_match >= 0.99 and last.aer <= 0.05
+    assert last.output == alone.target
+    assert alone.snapshots[0].exact_match == 0 and alone.snapshots[0].aer > 0.5
+    assert alone.sequence == ["<s>", *toy.TEST_SENTENCE.split(), "<sep>", *alone.target[:-1]]
+    n = len(alone.sequence)
+    assert len(last.sequence) == n and all(row[j] == 0 for i, row in enumerate(last.sequence) for j in range(i + 1, n))
+    block = [row[alone.source_start : alone.target_start] for row in last.sequence[alone.target_start - 1 :]]
+    assert [max(range(len(r)), key=r.__getitem__) for r in block[:-1]] == [
+        max(range(len(r)), key=r.__getitem__) for r in last.cross[:-1]
+    ]  # "cross" is that block of the causal map
+    encoder_decoder = sum(p.numel() for p in toy.build_model(toy.ToySettings()).parameters())
+    assert alone.parameters < 0.5 * encoder_decoder  # 18,243 against 43,987
+
+
+def test_the_decoder_only_model_learns_to_copy_and_one_seed_gives_the_same_snapshots():
+    settings = toy.ToySettings(task="copy", architecture="decoder-only", steps=600)
+    last = toy.run(settings).snapshots[-1]
+    assert last.exact_match >= 0.99 and last.aer <= 0.05  # 99.7 % and 0.011 here
+    short = replace(settings, steps=40, snapshots=4)
+    assert toy.run(short).snapshots == toy.run(short).snapshots
+
+
+def test_the_command_trains_a_decoder_only_model_with_pre_norm(tmp_path):
+    out = tmp_path / "alone.json"
+    toy.main(["--task", "copy", "--steps", "20", "--architecture", "decoder-only", "--norm", "pre", "--json", str(out)])
+    run = json.loads(out.read_text())
+    assert run["settings"]["architecture"] == "decoder-only" and run["settings"]["norm"] == "pre"
+    assert run["sequence"][0] == "<s>" and "<sep>" in run["sequence"]
+    snapshot = run["snapshots"][-1]
+    assert len(snapshot["sequence"]) == len(run["sequence"])
