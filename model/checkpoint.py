@@ -139,7 +139,7 @@ _CONFIG_FIELDS = {
     "eos_id": (int, 0),
     "dropout": (float, 0.0),
 }
-_BOOL_FIELDS = ("tie_target_embeddings", "norm_first", "share_source_target_embeddings")
+_BOOL_FIELDS = ("tie_target_embeddings", "norm_first", "share_source_target_embeddings", "decoder_only")
 # metadata keys the app reads, all strings when present
 _METADATA_STRINGS = ("corpus", "source_language", "target_language")
 
@@ -176,6 +176,8 @@ def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:  # noq
             raise CheckpointError(
                 f'{shown(path)}: "model.{name}" must be true or false, not {json.dumps(model[name])[:40]}'
             )
+    if model.get("decoder_only"):  # the toy's architecture (model.toy); every view reads an encoder and a decoder
+        raise CheckpointError(f"{shown(path)}: a decoder-only model is not a translation checkpoint the app reads")
     try:
         cfg = TransformerConfig(**model)
     except ValueError as e:  # e.g. d_model not divisible by n_heads

@@ -281,6 +281,7 @@ def test_fp16_checkpoint_loads_as_float32(tiny_tokenizers, tiny_spm, tmp_path):
         (lambda d: edit_config(d, lambda c: c["model"].update(norm_first="yes")), '"model.norm_first" must be true'),
         (lambda d: edit_config(d, lambda c: c["model"].update(d_model=30)), "divisible by n_heads"),
         (lambda d: edit_config(d, lambda c: c.update(model=[1])), 'needs an object "model"'),
+        (lambda d: edit_config(d, lambda c: c["model"].update(decoder_only=True)), "decoder-only model is not"),
     ],
     ids=[
         "missing",
@@ -296,6 +297,7 @@ def test_fp16_checkpoint_loads_as_float32(tiny_tokenizers, tiny_spm, tmp_path):
         "bool-as-text",
         "indivisible",
         "model-list",
+        "decoder-only",
     ],
 )
 def test_broken_checkpoints_give_errors_naming_the_file(tiny_checkpoint, tmp_path, damage, message):
