@@ -50,6 +50,7 @@ LESSONS = (
     "output",
     "explanation",
     "learned",
+    "decoder_only",
 )
 LESSON_MODULES = tuple(f"ui.lessons.{name}" for name in LESSONS)
 

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.attention import attention_heatmap
+from viz.attention import attention_heatmap, causal_mask
 
 CURRENT, PREVIOUS = "solid", "dash"
 COLORS = {"loss": "#1f77b4", "exact": "#2ca02c", "aer": "#d62728"}
@@ -126,6 +126,83 @@ def snapshot_map(
         )
     )
     # Below the map, under the query axis title (which a Chinese title puts there, upright).
+    bottom = fig.layout.margin.b + 34
+    fig.update_layout(
+        legend=dict(orientation="h", yanchor="bottom", y=0, yref="container", x=0),
+        showlegend=True,
+        height=fig.layout.height + 34,
+        margin=dict(b=bottom),
+    )
+    return fig
+
+
+BLOCK_COLOR = "#2ca02c"  # the outline of the block a decoder-only model reads the source through
+
+
+def sequence_map(
+    weights: np.ndarray,
+    sequence: list[str],
+    source_start: int,
+    target_start: int,
+    alignment: list[int],
+    labels: dict,
+    title: str,
+) -> go.Figure:
+    """A decoder-only model's masked self-attention over the test sentence as it reads it, "<s> source <sep>
+    target" ((n, n), later positions masked grey): the rows that write the target (from the one reading <sep> to
+    the one writing </s>) against the source columns outlined as one block, the place where an encoder-decoder's
+    cross-attention would be, and inside it each target word's true source word. A row is named by what it reads
+    and, in the block, what it writes ("<sep> → TOM"). labels: query_axis, key_axis, weight, masked, block,
+    truth."""
+    n = len(sequence)
+    written = [*sequence[target_start:], "</s>"]
+    rows = [
+        f"{token} → {written[i - target_start + 1]}" if i >= target_start - 1 else token
+        for i, token in enumerate(sequence)
+    ]
+    fig = attention_heatmap(
+        np.asarray(weights),
+        rows,
+        sequence,
+        labels["query_axis"],
+        labels["key_axis"],
+        title=title,
+        masked=causal_mask(n),
+        masked_label=labels["masked"],
+        weight_label=labels["weight"],
+        show_values=True,
+        font_scale=1.15,
+    )
+    last_source = target_start - 2  # the column before <sep>
+    fig.add_shape(
+        type="rect",
+        x0=source_start - 0.5,
+        x1=last_source + 0.5,
+        y0=target_start - 1.5,
+        y1=n - 0.5,
+        line=dict(color=BLOCK_COLOR, width=5),
+    )
+    for word, source in enumerate(alignment):
+        row, column = target_start - 1 + word, source_start + source
+        fig.add_shape(
+            type="rect",
+            x0=column - 0.5,
+            x1=column + 0.5,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            line=dict(color=TRUE_CELL, width=3),
+        )
+    for name, color in ((labels["block"], BLOCK_COLOR), (labels["truth"], TRUE_CELL)):
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker=dict(symbol="square-open", size=14, color=color, line=dict(width=3)),
+                name=name,
+                showlegend=True,
+            )
+        )
     bottom = fig.layout.margin.b + 34
     fig.update_layout(
         legend=dict(orientation="h", yanchor="bottom", y=0, yref="container", x=0),

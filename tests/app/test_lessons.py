@@ -10,7 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from model import decode
+from model import decode, toy
 from model.checkpoint import load_checkpoint
 from model.transformer import count_parameters
 from ui.models import toy_runs
@@ -255,3 +255,34 @@ def test_the_masks_lesson_pads_a_chinese_sentence_beside_a_chinese_one(checkpoin
     at.query_params.update(ckpt="tiny-zh-en", s="猫追狗。")
     at = open_lesson(at.run(), "lesson_masks")
     assert at.text_input(key="padding_other").value == "我奶奶和我们一起住在一套小公寓里。"
+
+
+@pytest.mark.slow  # two toy runs, about 15 s on one core
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_gpt_keeps_only_the_decoder_trains_both_and_shows_where_each_reads_the_source(checkpoint_root, lang):
+    """Issue 61: one press trains the encoder-decoder and the decoder alone on the same task; the table, the
+    caption and the two maps say what the runs measured (exact match, alignment error, parameters), and the
+    decoder-only map outlines the block where the target rows read the source."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = lang
+    at.run()
+    open_lesson(at, "lesson_decoder_only")
+    at.button(key="alone_train").click().run()
+    toy_runs().wait(timeout=180)
+    at.run()
+    assert not at.exception
+    together = toy_runs().finished(toy.ToySettings())
+    alone = toy_runs().finished(toy.ToySettings(architecture="decoder-only"))
+    table = at.table[0].value
+    assert list(table.iloc[:, 1]) == [f"{together.parameters:,}", f"{alone.parameters:,}"]
+    assert list(table.iloc[:, 4]) == [f"{together.snapshots[-1].aer:.3f}", f"{alone.snapshots[-1].aer:.3f}"]
+    caption = " ".join(c.value for c in at.caption)
+    assert f"{alone.snapshots[-1].aer:.3f}" in caption and f"{alone.parameters:,}" in caption
+    maps = figures(at)
+    assert {"alone-cross", "alone-sequence"} <= set(maps)
+    sequence = maps["alone-sequence"]
+    assert sequence["layout"]["yaxis"]["ticktext"][alone.target_start - 1].startswith(
+        "&lt;sep&gt; → "
+    )  # escaped, as every label
+    outlines = [s for s in sequence["layout"]["shapes"] if s.get("line", {}).get("color") == "#2ca02c"]
+    assert len(outlines) == 1 and outlines[0]["y1"] == len(alone.sequence) - 0.5
