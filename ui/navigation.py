@@ -21,11 +21,12 @@ def page_style(present: bool) -> None:
     """Less empty space above the page, so the map fits the first screen of a 1024×768 projector; every lesson tab
     in view; in presentation mode, larger captions and translation for the back row. Fixed CSS, no user text."""
     css = f".block-container {{padding-top: {1.5 if present else 2.5}rem; padding-bottom: 1rem;}}"
-    # Eleven lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
+    # The lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
     # hiding behind the tab bar's scroll arrow.
-    # Eleven English titles took three rows at 1024 px (sidebar open): closer and a little smaller, they take two.
-    css += " [class*='st-key-lesson_tab_'] [role='tablist'] {flex-wrap: wrap; overflow: visible; column-gap: 10px;}"
-    css += " [class*='st-key-lesson_tab_'] [role='tab'] p {font-size: 13px;}"
+    # Eleven English titles took three rows at 1024 px (sidebar open): closer and a little smaller, they take two;
+    # twelve take two at 12 px with 6 px between them (measured: the first row ends at 939 of 944 px).
+    css += " [class*='st-key-lesson_tab_'] [role='tablist'] {flex-wrap: wrap; overflow: visible; column-gap: 6px;}"
+    css += " [class*='st-key-lesson_tab_'] [role='tab'] p {font-size: 12px;}"
     # Head ablation's checkbox grids need no search, download or full screen: their toolbar, shown on hover, lay
     # over the lower part of the "None off" button above the grid (a click there downloaded a CSV).
     css += " [class*='st-key-ablation_grid_'] [data-testid='stElementToolbar'] {display: none;}"

@@ -251,7 +251,7 @@ def test_every_view_is_one_visible_click_away_at_1024(streamlit_server, browser,
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_lesson_is_one_visible_click_away_on_a_projector(streamlit_server, browser, lang):
-    """All eleven lesson tabs lie inside the page at 1024×768 and 1280×720, sidebar open, in at most two rows: none
+    """All twelve lesson tabs lie inside the page at 1024×768 and 1280×720, sidebar open, in at most two rows: none
     behind the tab bar's scroll arrow (at 1280 px the Chinese tenth lesson was)."""
     from ui.views import lessons
     from words import t
