@@ -286,3 +286,15 @@ def test_gpt_keeps_only_the_decoder_trains_both_and_shows_where_each_reads_the_s
     )  # escaped, as every label
     outlines = [s for s in sequence["layout"]["shapes"] if s.get("line", {}).get("color") == "#2ca02c"]
     assert len(outlines) == 1 and outlines[0]["y1"] == len(alone.sequence) - 0.5
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_scaling_lesson_sets_the_seeds_code_beside_the_models_d_k(checkpoint_root, lang):
+    """Issue 61: the first seed article's code divides by √768 over one head of the whole width; the paper and the
+    model divide each head's scores by √d_k, here the tiny model's own numbers."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = lang
+    at = open_lesson(at.run(), "lesson_scaling")
+    cfg = load_checkpoint(checkpoint_root / "tiny-a").model.cfg
+    text = " ".join(m.value for m in at.markdown)
+    assert "√768" in text and f"d_model = {cfg.d_model}" in text and f"√d_k = √{cfg.d_k}" in text
