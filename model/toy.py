@@ -22,6 +22,7 @@ data (ToyRun), nothing is kept in the model.
 
     python -m model.toy --task reorder --seed 0 --json run.json
     python -m model.toy --task reorder --architecture decoder-only --json alone.json   # GPT's half: no encoder
+    python -m model.toy --layers 6 --learning-rate 0.01 --warmup 0 --norm post       # the paper's post-norm stalls
 
 A decoder-only model (--architecture decoder-only: the same decoder layers without cross-attention, no encoder)
 reads one sequence, "<s> source <sep> target", and is scored on the block of its masked self-attention where the
@@ -66,6 +67,7 @@ SEQUENCE_WORDS = TARGET_WORDS + (SEPARATOR,) + SOURCE_WORDS[len(SPECIALS) :]
 # The sentence whose cross-attention is recorded at every snapshot; never trained on.
 TEST_SENTENCE = "big Tom chases small Jerry"
 HELD_OUT_SHARE = 0.2  # of the reorder task's 3,750 sentences, never trained on (copy and reverse: fresh samples)
+GRADIENT_STEPS = 20  # the first steps whose per-layer gradient norms a run records
 SPLIT_SEED = 1234  # the held-out sentences are the task's, the same for every run seed: runs compare
 
 
@@ -240,6 +242,11 @@ class ToyRun:
     sequence: list[str] | None = None
     source_start: int | None = None
     target_start: int | None = None
+    # the gradient norm of each layer's weights at each of the first GRADIENT_STEPS steps: (steps, layers), the
+    # encoder's layers first, then the decoder's (Xiong et al. 2020 compare post- and pre-norm by these at the
+    # start of training, where a post-norm stack without warm-up goes wrong)
+    gradient_norms: list[list[float]] = field(default_factory=list)
+    gradient_layers: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -384,6 +391,15 @@ def greedy_outputs(model: Transformer, examples: list[ToyExample], settings: Toy
     )
 
 
+def layer_gradient_norms(model: Transformer) -> list[float]:
+    """The L2 norm of the gradient of each layer's weights, encoder layers then decoder layers."""
+    norms = []
+    for layer in [*model.encoder_layers, *model.decoder_layers]:
+        squares = sum(float(p.grad.pow(2).sum()) for p in layer.parameters() if p.grad is not None)
+        norms.append(round(squares**0.5, 5))
+    return norms
+
+
 # Model construction draws from torch's global generator: one run builds its model at a time, so a run started by
 # another session cannot interleave its draws with this one's.
 _BUILD = threading.Lock()
@@ -415,6 +431,8 @@ def run(settings: ToySettings, progress: Progress | None = None) -> ToyRun:
         parameters=sum(p.numel() for p in model.parameters()),
         held_out=len(data.held_out),
     )
+    run_record.gradient_layers = [f"encoder {i + 1}" for i in range(len(model.encoder_layers))]
+    run_record.gradient_layers += [f"decoder {i + 1}" for i in range(len(model.decoder_layers))]
     if settings.decoder_only:
         run_record.sequence = ["<s>", *data.test.source, SEPARATOR, *data.test.target]
         run_record.source_start, run_record.target_start = 1, n_source + 2
@@ -441,6 +459,8 @@ def run(settings: ToySettings, progress: Progress | None = None) -> ToyRun:
             loss = cross_entropy(model.decode(tgt_in, encoded, options, options).logits, tgt_out)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if step < GRADIENT_STEPS:
+            run_record.gradient_norms.append(layer_gradient_norms(model))
         for group in optimizer.param_groups:
             group["lr"] = settings.rate(step)
         optimizer.step()
@@ -507,6 +527,8 @@ def main(argv=None):
         help="decoder-only: the decoder stack alone, reading 'source <sep> target' (no encoder, no cross-attention)",
     )
     parser.add_argument("--norm", choices=NORMS, default=ToySettings.norm, help="LayerNorm after (post) or before")
+    parser.add_argument("--layers", type=positive_int, default=ToySettings.layers, help="encoder and decoder layers")
+    parser.add_argument("--warmup", type=int, default=ToySettings.warmup, help="steps of warm-up (0: none)")
     parser.add_argument("--json", type=Path, help="write the run here (default: a summary on stdout only)")
     args = parser.parse_args(argv)
     check_output(args.json)  # before training, as every command-line tool (model.cli)
@@ -524,6 +546,8 @@ def main(argv=None):
         steps=args.steps,
         architecture=args.architecture,
         norm=args.norm,
+        layers=args.layers,
+        warmup=args.warmup,
     )
     result = run(settings)
     for s in result.snapshots:
