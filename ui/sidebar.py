@@ -284,6 +284,14 @@ def about_expander(checkpoint: str, loaded, lang: str) -> None:
             )
         if cfg.norm_first:
             st.caption(t("norm_first_note", lang))
+            # the difference trained live, in lesson 6's last section
+            st.button(
+                t("norm_first_open", lang), key="norm_first_open", on_click=open_lesson, args=("lesson_residual",)
+            )
+
+
+def open_lesson(lesson: str) -> None:
+    st.session_state.update(page="lessons", lesson=lesson)
 
 
 def checkpoint_problems(broken: list[tuple[str, str]], lang: str) -> None:

@@ -211,3 +211,20 @@ def sequence_map(
         margin=dict(b=bottom),
     )
     return fig
+
+
+def layer_gradients(layers: list[str], norms: dict[str, list[float]], labels: dict) -> go.Figure:
+    """The gradient norm of each layer's weights at a run's first step, one line per run (log scale): how the
+    update is spread over the stack when training starts. labels: layer, norm, title."""
+    fig = go.Figure()
+    for (name, values), dash in zip(norms.items(), ("solid", "dash")):
+        fig.add_trace(go.Scatter(x=layers, y=values, mode="lines+markers", name=name, line=dict(dash=dash, width=2)))
+    fig.update_layout(
+        title=dict(text=labels["title"]),
+        xaxis=dict(title=labels["layer"]),
+        yaxis=dict(title=labels["norm"], type="log"),
+        height=340,
+        margin=dict(l=60, r=20, t=50, b=60),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+    )
+    return fig

@@ -298,3 +298,31 @@ def test_the_scaling_lesson_sets_the_seeds_code_beside_the_models_d_k(checkpoint
     cfg = load_checkpoint(checkpoint_root / "tiny-a").model.cfg
     text = " ".join(m.value for m in at.markdown)
     assert "√768" in text and f"d_model = {cfg.d_model}" in text and f"√d_k = √{cfg.d_k}" in text
+
+
+@pytest.mark.slow  # two toy runs
+def test_lesson_6_trains_post_norm_against_pre_norm_and_says_what_the_runs_show(checkpoint_root):
+    """Issue 61: the residual lesson's last section trains lesson 11's model with LayerNorm after (the paper) and
+    before (the shipped models) each sub-layer; the curves, each layer's first gradient norms and a caption of the
+    runs' own numbers, which says it is a toy."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at = open_lesson(at.run(), "lesson_residual")
+    at.button(key="norm_train").click().run()
+    toy_runs().wait(timeout=180)
+    at.run()
+    assert not at.exception
+    post = toy_runs().finished(toy.ToySettings(norm="post"))
+    pre = toy_runs().finished(toy.ToySettings(norm="pre"))
+    assert {"norm-curves", "norm-gradients"} <= set(figures(at))
+    gradients = figures(at)["norm-gradients"]["data"]
+    assert [trace["y"] for trace in gradients] == [post.gradient_norms[0], pre.gradient_norms[0]]
+    caption = next(c.value for c in at.caption if "post-norm" in c.value and "toy" in c.value)
+    assert f"{post.snapshots[-1].exact_match:.0%}" in caption and f"{pre.snapshots[-1].loss:.2f}" in caption
+
+
+@shipped
+def test_the_about_boxs_pre_norm_sentence_opens_the_lesson_that_trains_both(monkeypatch):
+    at = run_shipped(monkeypatch)
+    at.button(key="norm_first_open").click().run()
+    assert not at.exception
+    assert at.session_state["page"] == "lessons" and at.session_state["lesson"] == "lesson_residual"

@@ -6,13 +6,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from model import inside
+from model import inside, toy
 from ui import widgets
+from ui.cache import failed
 from ui.common import Context, chart
-from ui.models import get_inside
+from ui.lessons.learned import expected_seconds
+from ui.models import get_inside, toy_run, toy_runs
 from ui.views import Lesson, register
 from viz import inside as inside_viz
 from viz.labels import query_labels
+from viz.toy import layer_gradients, learning_curves
 from words import t
 
 STACKS = ("encoder", "decoder")
@@ -150,6 +153,96 @@ def show_residual(ctx: Context) -> None:
         key="norm-axes",
     )
     st.caption(t("norm_axes_explain", lang))
+    show_norm_placement(lang)
+
+
+# Post-norm against pre-norm, trained live on lesson 11's task (model.toy): the setting the toy learns at either
+# way, and one deep and fast enough, without warm-up, for the placement of LayerNorm to decide (measured here:
+# post-norm 0 % exact at loss 2.6, pre-norm 100 %).
+NORM_SETTINGS = {
+    "norm_default": {},
+    "norm_deep": {"layers": 6, "learning_rate": 1e-2, "warmup": 0},
+}
+
+
+def show_norm_placement(lang: str) -> None:
+    """Both placements of LayerNorm trained on one setting the student picks: loss and exact match as they train,
+    and each layer's gradient norm at the first step."""
+    st.markdown(f"**{t('norm_heading', lang)}**")
+    st.caption(t("norm_explain", lang))
+    choice = widgets.radio(
+        st, t("norm_setting", lang), list(NORM_SETTINGS), key="norm_setting", format_func=lambda k: t(k, lang)
+    )
+    settings = [toy.ToySettings(norm=norm, **NORM_SETTINGS[choice]) for norm in toy.NORMS]
+    futures = [toy_runs().peek(s) for s in settings]
+    if any(f is None or failed(f) for f in futures):
+        seconds = sum(expected_seconds(s) * s.layers // 2 for s in settings)
+        if st.button(t("norm_train", lang, seconds=seconds), key="norm_train"):
+            for s in settings:
+                toy_run(s)
+            st.rerun()
+        return
+    if not all(f.done() for f in futures):
+        norm_progress(tuple(settings), lang)
+        return
+    post, pre = (f.result() for f in futures)
+    names = {run.settings["norm"]: t(f"norm_{run.settings['norm']}", lang) for run in (post, pre)}
+    curves = [
+        dict(
+            name=names[run.settings["norm"]],
+            steps=[s.step for s in run.snapshots],
+            loss=[s.loss for s in run.snapshots],
+            exact_match=[s.exact_match for s in run.snapshots],
+            aer=[s.aer for s in run.snapshots],
+        )
+        for run in (post, pre)
+    ]
+    labels = dict(
+        step=t("toy_step", lang),
+        loss=t("toy_loss", lang),
+        share=t("toy_share", lang),
+        exact=t("toy_exact", lang),
+        aer=t("toy_aer", lang),
+        loss_title=t("toy_loss_title", lang),
+        share_title=t("toy_share_title", lang, n=post.held_out),
+    )
+    chart(learning_curves(curves, labels), key="norm-curves")
+    first = {names[run.settings["norm"]]: run.gradient_norms[0] for run in (post, pre)}
+    chart(
+        layer_gradients(
+            post.gradient_layers,
+            first,
+            dict(layer=t("layer", lang), norm=t("norm_gradient", lang), title=t("norm_gradient_title", lang)),
+        ),
+        key="norm-gradients",
+    )
+    last_post, last_pre = post.snapshots[-1], pre.snapshots[-1]
+    st.caption(
+        t(
+            "norm_caption",
+            lang,
+            layers=post.settings["layers"],
+            rate=post.settings["learning_rate"],
+            warmup=post.settings["warmup"],
+            steps=last_post.step,
+            exact_post=last_post.exact_match,
+            loss_post=last_post.loss,
+            exact_pre=last_pre.exact_match,
+            loss_pre=last_pre.loss,
+        )
+    )
+
+
+@st.fragment(run_every=0.5)
+def norm_progress(settings: tuple[toy.ToySettings, ...], lang: str) -> None:
+    if all((f := toy_runs().peek(s)) is not None and f.done() for s in settings):
+        st.rerun(scope="app")
+    for s in settings:
+        progress = toy_runs().progress(s)
+        done, total = progress if progress else (0, s.steps)
+        st.progress(
+            done / total, text=t("alone_training", lang, model=t(f"norm_{s.norm}", lang), done=done, total=total)
+        )
 
 
 register(
@@ -157,6 +250,6 @@ register(
         "lesson_residual",
         None,
         own_view=show_residual,
-        widgets=("residual_stack", "residual_position", "layernorm_sublayer"),
+        widgets=("residual_stack", "residual_position", "layernorm_sublayer", "norm_setting"),
     )
 )
