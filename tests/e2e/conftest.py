@@ -91,20 +91,20 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def browser_without_cjk(tmp_path_factory):
-    """Chromium on a machine without a Chinese font: fontconfig told of the Latin fonts only."""
+def browser_without_cjk(browser, tmp_path_factory):
+    """Chromium on a machine without a Chinese font: fontconfig told of the Latin fonts only (a second Chromium of
+    the module's Playwright: a second Playwright cannot start inside the first)."""
     conf = tmp_path_factory.mktemp("fonts") / "fonts.conf"
     conf.write_text(
         '<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
         "<dir>/usr/share/fonts/truetype/dejavu</dir><dir>/usr/share/fonts/truetype/liberation</dir>"
         f"<cachedir>{conf.parent}/cache</cachedir></fontconfig>"
     )
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, env={**os.environ, "FONTCONFIG_FILE": str(conf)}
-        )
-        yield browser
-        browser.close()
+    bare = browser.browser_type.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, env={**os.environ, "FONTCONFIG_FILE": str(conf)}
+    )
+    yield bare
+    bare.close()
 
 
 def wait_until_idle(page, timeout: int = 120_000) -> None:
