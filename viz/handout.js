@@ -182,8 +182,10 @@ function writeLink(head) {
   } catch (error) {}  // a page that cannot reach its parent still switches
 }
 if (DATA.embedded) {
-  // The app clears its copy of the link as its run ends, which may come after this page's first write: again.
-  for (const wait of [300, 1000, 2500]) {
+  // The app clears its copy of the link as its run ends, which may come after this page's first write: again,
+  // for as long as a run on a busy server may take to end (on two cores beside a training run, the last write at
+  // 2.5 s came before the run's end and left the page without a link). writeLink writes only what differs.
+  for (const wait of [300, 1000, 2500, 5000, 10000, 20000]) {
     setTimeout(() => writeLink(state.head === "mean" ? "mean" : String(state.head + 1)), wait);
   }
 }
