@@ -78,7 +78,9 @@ def switch_checkpoint() -> None:
     # so are switched-off heads: the other checkpoint's heads are other heads
     st.session_state.ablated_heads = []
     # and sentences in the other source language (en-zh to zh-en): the new model opens on its first example
-    name = st.session_state.checkpoint
+    name = st.session_state.get("checkpoint")
+    if name is None:  # called before a checkpoint is chosen (app.main, when the linked one does not load)
+        return
     language = source_language(name)
     if not written_in(st.session_state.get("sentence", ""), language):
         st.session_state.sentence = examples_for(name)[0]
