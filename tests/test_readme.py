@@ -47,3 +47,15 @@ def test_every_file_the_readme_points_to_exists():
     named = re.findall(r"`((?:model|viz|ui|words|checkpoints|tests|benchmarks|docs|static)/[\w./-]+\.\w+)`", text)
     missing = [path for path in linked + named if not (ROOT / path).exists()]
     assert linked and named and missing == []
+
+
+def test_every_link_in_the_docs_leads_to_a_file():
+    """docs/ is one folder down: its links to the repository's files go up (moved from the README, they did not)."""
+    docs = ROOT / "docs"
+    missing = [
+        (page.name, link)
+        for page in docs.glob("*.md")
+        for link in re.findall(r"\]\(([^)#:]+)\)", page.read_text(encoding="utf-8"))
+        if not (page.parent / link).exists()
+    ]
+    assert missing == []
