@@ -43,7 +43,7 @@ def main(argv=None) -> None:
     torch.set_num_threads(1)
     loaded = load_checkpoint(args.checkpoint)
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, SENTENCE)
-    record = attribute.ForwardRecord.from_translation(tr)
+    record = tr.record  # decoded with its Q/K/V: what every method reads
     print(f"{len(SENTENCE.split())} words, {len(tr.source_ids)} source and {len(tr.target_ids)} target pieces")
     print(f"{'method':22} {'declared':>9} {'compute':>9} {'one view':>9}")
     for name, method in attribute.METHODS.items():

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .attribute import METHODS, forward_record
+from .attribute import METHODS, record_for
 from .decode import encode_source
 from .tokenizer import EOS_ID, Tokenizer
 
@@ -210,7 +210,7 @@ def score_heads(
     prepared = [prepare(g, source_tokenizer, target_tokenizer, target_language, model.cfg.max_len) for g in gold]
     links: dict = {}
     for pp in prepared:
-        fp = forward_record(model, pp.source_ids, pp.target_ids)
+        fp = record_for(model, pp.source_ids, pp.target_ids, [*(a for a, _ in HEAD_ALIGNERS.values()), *whole_model])
         # every head of each account the aligners read, computed whole (value zeroing of cross-attention only)
         maps = {name: METHODS[name].compute(model, fp, ("cross",)) for name, _ in HEAD_ALIGNERS.values()}
         for method, (account, shift) in HEAD_ALIGNERS.items():

@@ -23,7 +23,7 @@ Every method is one class behind one interface (`AttributionMethod`), in one reg
 the app offers them), and declares what it needs and what it gives: its granularity (a map per layer and head, the
 layers up to one, or the whole model), the attention kinds it maps, whether its scores are signed, what it reads
 (weights, value vectors, more forward passes, gradients) and what it costs. Callers branch on these declarations,
-never on a method's name. All of them read one `ForwardRecord` of a teacher-forced pass; indices are 0-based here
+never on a method's name. All of them read one `PassRecord` of a teacher-forced pass; indices are 0-based here
 (layer, head; head None for the layer's heads together), 1-based only where a person reads them. Every result is
 returned, never stored.
 """
@@ -37,8 +37,8 @@ import numpy as np
 import torch
 
 from .progress import Progress
-from .tokenizer import teacher_forced_input
-from .transformer import ATTENTION_KINDS, AttentionOptions, Transformer
+from .teacher_forcing import Needs, PassRecord, inputs, record_pass, run_batch
+from .transformer import ATTENTION_KINDS, Transformer
 
 KINDS = ATTENTION_KINDS  # every kind a method may map
 
@@ -69,58 +69,6 @@ class StepAttribution:
     extra: dict = field(default_factory=dict)
 
 
-@dataclass
-class ForwardRecord:
-    """What one teacher-forced pass of the model over (source_ids, target_ids) produced, as every probing method
-    reads it: attention (layers, heads, queries, keys) and value vectors (layers, heads, keys, d_k) per kind. The
-    decoder read teacher_forced_input(target_ids), so its position t computed what it computed when it chose
-    target piece t."""
-
-    source_ids: list[int]
-    target_ids: list[int]  # the output pieces (ending in </s> when the translation finished)
-    weights: dict[str, np.ndarray]
-    values: dict[str, np.ndarray]
-
-    @classmethod
-    def from_translation(cls, tr) -> ForwardRecord:
-        """The arrays a decoded Translation already holds (attention and values, recorded while it decoded; equal
-        to a teacher-forced pass over its output, which a test checks): nothing is recomputed."""
-        return cls(
-            list(tr.source_ids),
-            list(tr.target_ids),
-            {kind: tr.attention(kind) for kind in KINDS},
-            {kind: tr.qkv[kind]["v"] for kind in KINDS},
-        )
-
-    def inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(1, S) source ids and (1, T) decoder inputs, to run the pass again (with gradients, or values zeroed)."""
-        return torch.tensor([self.source_ids]), torch.tensor([teacher_forced_input(self.target_ids)])
-
-
-@torch.inference_mode()
-def forward_record(model: Transformer, source_ids: list[int], target_ids: list[int]) -> ForwardRecord:
-    """One teacher-forced pass over a translation, recorded (for a Translation that holds no value vectors)."""
-    opts = AttentionOptions(need_weights=True, need_qkv=True)
-    src = torch.tensor([list(source_ids)])
-    encoded = model.encode(src, opts)
-    decoded = model.decode(torch.tensor([teacher_forced_input(target_ids)]), encoded, opts, opts)
-    as_np = lambda t: t[0].float().numpy()  # noqa: E731
-    return ForwardRecord(
-        list(source_ids),
-        list(target_ids),
-        {
-            "encoder_self": as_np(encoded.attention),
-            "decoder_self": as_np(decoded.self_attention),
-            "cross": as_np(decoded.cross_attention),
-        },
-        {
-            "encoder_self": as_np(encoded.qkv["v"]),
-            "decoder_self": as_np(decoded.self_qkv["v"]),
-            "cross": as_np(decoded.cross_qkv["v"]),
-        },
-    )
-
-
 def output_projections(model: Transformer, kind: str) -> np.ndarray:
     """W_O of every layer of this attention kind, split per head: (layers, heads, d_k, d_model), so that head h
     adds v @ W[l, h] to the residual stream (plus the shared bias, which belongs to no key)."""
@@ -140,8 +88,9 @@ class AttributionMethod:
                  "layer" — through the layers up to the chosen one, heads together (the head does not apply);
                  "model" — one map for the whole model (layer and head do not apply).
     kinds: the attention kinds it gives a map for. signed: scores of either sign (else shares, ≥ 0).
-    needs: what it reads beyond the record's weights: "values", "forward passes" (runs layers again),
-           "gradients" (backward passes).
+    needs: what the record of the pass must hold (teacher_forcing.Needs: the weights; the value vectors too, or
+           nothing where the method runs the model itself): methods that share a pass share one record.
+    reruns: what it runs beyond that record: "forward passes" (layers again), "gradients" (backward passes).
     seconds: the whole result for a 20-word sentence on one core (benchmarks/method_costs.py, shipped en-zh,
              2026-12-02: 16 output pieces), the order of magnitude a caller plans with (compute ahead, on
              demand, or only when asked for); a view alone costs less where per_view says so.
@@ -160,13 +109,14 @@ class AttributionMethod:
     granularity: str = "head"
     kinds: tuple[str, ...] = KINDS
     signed: bool = False
-    needs: frozenset[str] = frozenset()
+    needs: Needs = Needs()
+    reruns: frozenset[str] = frozenset()
     seconds: float = 0.0
     per_view: bool = False
     recorded: bool = False
 
     def compute(
-        self, model: Transformer, p: ForwardRecord, kinds: tuple[str, ...] = KINDS, progress: Progress | None = None
+        self, model: Transformer, p: PassRecord, kinds: tuple[str, ...] = KINDS, progress: Progress | None = None
     ):
         """kinds: the attention kinds wanted (a per-head method skips the others). progress: a method that takes
         long (seconds well over 1) reports to it between batches and stops when it says so; the others, done in
@@ -174,7 +124,7 @@ class AttributionMethod:
         raise NotImplementedError
 
     def view(
-        self, model: Transformer, p: ForwardRecord, kind: str, layer: int, head: int | None, computed=None
+        self, model: Transformer, p: PassRecord, kind: str, layer: int, head: int | None, computed=None
     ) -> np.ndarray:
         """kind's map (queries, keys) at 0-based layer and head (None: the layer's heads together)."""
         maps = computed if computed is not None else self.compute(model, p)
@@ -183,7 +133,7 @@ class AttributionMethod:
     def steps(
         self,
         model: Transformer,
-        p: ForwardRecord,
+        p: PassRecord,
         layer: int | None = None,
         only_step: int | None = None,
         head: int | None = None,
@@ -203,8 +153,8 @@ class RawAttention(AttributionMethod):
     name = "attention"
     recorded = True
 
-    def compute(self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None) -> HeadMaps:
-        return HeadMaps(self.name, {k: p.weights[k] for k in kinds}, {k: p.weights[k].mean(1) for k in kinds})
+    def compute(self, model: Transformer, p: PassRecord, kinds=KINDS, progress=None) -> HeadMaps:
+        return HeadMaps(self.name, {k: p.attention[k] for k in kinds}, {k: p.attention[k].mean(1) for k in kinds})
 
 
 class NormWeighted(AttributionMethod):
@@ -212,14 +162,14 @@ class NormWeighted(AttributionMethod):
     their total (compute() keeps the norms themselves)."""
 
     name = "norm"
-    needs = frozenset({"values"})
+    needs = Needs(qkv=True)
     seconds, per_view = 0.02, True  # one view: 0.001 s
 
-    def compute(self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None) -> HeadMaps:
+    def compute(self, model: Transformer, p: PassRecord, kinds=KINDS, progress=None) -> HeadMaps:
         maps, layer_maps = {}, {}
         for kind in kinds:
-            w = p.weights[kind].astype(np.float64)  # (L, H, Q, K)
-            f = np.einsum("lhkd,lhde->lhke", p.values[kind].astype(np.float64), output_projections(model, kind))
+            w = p.attention[kind].astype(np.float64)  # (L, H, Q, K)
+            f = np.einsum("lhkd,lhde->lhke", p.qkv[kind]["v"].astype(np.float64), output_projections(model, kind))
             maps[kind] = (w * np.linalg.norm(f, axis=-1)[:, :, None, :]).astype(np.float32)
             summed = np.einsum("lhqk,lhke->lqke", w, f)  # (L, Q, K, d_model): what the layer's heads add from key k
             layer_maps[kind] = np.linalg.norm(summed, axis=-1).astype(np.float32)
@@ -229,8 +179,10 @@ class NormWeighted(AttributionMethod):
         """From one layer only, unless computed is given (compute() does every layer of every kind)."""
         if computed is not None:
             return _row_shares(super().view(model, p, kind, layer, head, computed), 1e-12)
-        w = p.weights[kind][layer].astype(np.float64)  # (H, Q, K)
-        f = np.einsum("hkd,hde->hke", p.values[kind][layer].astype(np.float64), output_projections(model, kind)[layer])
+        w = p.attention[kind][layer].astype(np.float64)  # (H, Q, K)
+        f = np.einsum(
+            "hkd,hde->hke", p.qkv[kind]["v"][layer].astype(np.float64), output_projections(model, kind)[layer]
+        )
         if head is None:
             norms = np.linalg.norm(np.einsum("hqk,hke->qke", w, f), axis=-1)
         else:
@@ -245,13 +197,12 @@ class ValueZeroing(AttributionMethod):
     scaled to sum to 1. Unlike the weights it counts what the value, the residual and the FFN make of the mix."""
 
     name = "value-zeroing"
-    needs = frozenset({"values", "forward passes"})
+    needs = Needs(attention=False)  # it runs the pass again, traced, and zeroes values there
+    reruns = frozenset({"forward passes"})
     seconds, per_view = 1.0, True  # one view (a layer and head, or a layer): 0.02 s
 
     @torch.inference_mode()
-    def compute(
-        self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None, per_head: bool = True
-    ) -> HeadMaps:
+    def compute(self, model: Transformer, p: PassRecord, kinds=KINDS, progress=None, per_head: bool = True) -> HeadMaps:
         """per_head=False: only the layers' maps (every key zeroed in all heads); the head maps are then zeros."""
         passes = self._passes(model, p)
         maps, layer_maps = {}, {}
@@ -296,9 +247,8 @@ class ValueZeroing(AttributionMethod):
 
     @staticmethod
     def _passes(model, p):
-        src, tgt_in = p.inputs()
-        encoded = model.encode(src, trace=True)
-        return encoded, model.decode(tgt_in, encoded, trace=True), tgt_in.size(1)
+        passed = run_batch(model, [p.source_ids], [p.target_ids], Needs(attention=False, trace=True))
+        return passed.encoded, passed.decoded, passed.decoder_input.size(1)
 
     def _layer(self, model, passes, kind, index, per_head: bool = True):
         run, n_heads, n_keys = self._runner(model, passes, kind, index)
@@ -389,14 +339,14 @@ class Rollout(AttributionMethod):
     granularity = "layer"
     seconds, per_view = 0.0005, True
 
-    def encoder(self, p: ForwardRecord) -> np.ndarray:
-        return residual_rollout(p.weights["encoder_self"].mean(1))
+    def encoder(self, p: PassRecord) -> np.ndarray:
+        return residual_rollout(p.attention["encoder_self"].mean(1))
 
-    def per_layer(self, p: ForwardRecord) -> tuple[np.ndarray, np.ndarray]:
+    def per_layer(self, p: PassRecord) -> tuple[np.ndarray, np.ndarray]:
         """-> (source (layers, steps, S), target_prefix (layers, steps, T)) after each decoder layer."""
         enc = self.encoder(p)[-1].astype(np.float64)
-        self_mean = p.weights["decoder_self"].mean(1).astype(np.float64)
-        cross_mean = p.weights["cross"].mean(1).astype(np.float64)
+        self_mean = p.attention["decoder_self"].mean(1).astype(np.float64)
+        cross_mean = p.attention["cross"].mean(1).astype(np.float64)
         t, s = cross_mean.shape[1:]
         dec, src = np.eye(t), np.zeros((t, s))
         src_out, dec_out = [], []
@@ -408,7 +358,7 @@ class Rollout(AttributionMethod):
             dec_out.append(dec)
         return np.stack(src_out).astype(np.float32), np.stack(dec_out).astype(np.float32)
 
-    def compute(self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None) -> StepAttribution:
+    def compute(self, model: Transformer, p: PassRecord, kinds=KINDS, progress=None) -> StepAttribution:
         return self.steps(model, p)
 
     def steps(self, model, p, layer=None, only_step=None, head=None) -> StepAttribution:
@@ -451,8 +401,8 @@ def _log_probs_of(
     return logits.float().log_softmax(-1)[torch.arange(logits.size(0)), pieces]
 
 
-def _embeddings(model: Transformer, p: ForwardRecord):
-    src, tgt_in = p.inputs()
+def _embeddings(model: Transformer, p: PassRecord):
+    src, tgt_in = inputs(p)
     with torch.no_grad():
         return src, tgt_in, model.src_embed(src).float(), model.tgt_embed(tgt_in).float()
 
@@ -464,9 +414,10 @@ class WholeModelGradients(AttributionMethod):
     granularity = "model"
     kinds = ("decoder_self", "cross")
     signed = True
-    needs = frozenset({"forward passes", "gradients"})
+    needs = Needs(attention=False)
+    reruns = frozenset({"forward passes", "gradients"})
 
-    def compute(self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None) -> StepAttribution:
+    def compute(self, model: Transformer, p: PassRecord, kinds=KINDS, progress=None) -> StepAttribution:
         return self.steps(model, p)
 
     def view(self, model, p, kind, layer=None, head=None, computed=None) -> np.ndarray:
@@ -520,13 +471,13 @@ class IntegratedGradients(WholeModelGradients):
             rows_per_batch,
         )
 
-    def compute(self, model: Transformer, p: ForwardRecord, kinds=KINDS, progress=None) -> StepAttribution:
+    def compute(self, model: Transformer, p: PassRecord, kinds=KINDS, progress=None) -> StepAttribution:
         return self.steps(model, p, progress=progress)
 
     def steps(
         self,
         model: Transformer,
-        p: ForwardRecord,
+        p: PassRecord,
         layer: int | None = None,
         only_step: int | None = None,
         head: int | None = None,
@@ -678,6 +629,19 @@ METHODS: dict[str, AttributionMethod] = {
 RAW = "attention"  # the weights as they are: what every map shows unless another method is chosen
 
 
+def record_for(
+    model: Transformer, source_ids: list[int], target_ids: list[int], methods, held: PassRecord | None = None
+) -> PassRecord:
+    """The record these methods read: `held` (the one a Translation made while decoding) when it holds all they
+    declare they need, else one teacher-forced pass recording just that, shared by all of them."""
+    needs = Needs(attention=False)
+    for name in methods:
+        needs = needs | METHODS[name].needs
+    if held is not None and held.holds(needs):
+        return held
+    return record_pass(model, source_ids, target_ids, needs)
+
+
 def main(argv=None):
     import argparse
     import json
@@ -707,7 +671,7 @@ def main(argv=None):
     if args.head != "mean" and not (args.head.isdigit() and 1 <= int(args.head) <= cfg.n_heads):
         fail(f"--head {args.head}: give 'mean' or a head from 1 to {cfg.n_heads}")
     tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, args.sentence, need_qkv=False)
-    forced = forward_record(loaded.model, tr.source_ids, tr.target_ids)
+    forced = record_for(loaded.model, tr.source_ids, tr.target_ids, [args.method], tr.record)
     layer = (args.layer or loaded.model.cfg.n_decoder_layers) - 1
     head = None if args.head == "mean" else int(args.head) - 1
     result = METHODS[args.method].steps(loaded.model, forced, layer, head=head)

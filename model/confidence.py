@@ -23,13 +23,13 @@ from pathlib import Path
 
 import sacrebleu
 import torch
-import torch.nn.functional as F
 
 from .cli import corpus_of, open_checkpoint
 from .data import DEFAULT_DATA_DIR, Example, load_splits, must_translate_rows
-from .decode import encode_source, greedy_batch, max_output_length, pad_batch
+from .decode import encode_source, greedy_batch, max_output_length
 from .evaluate import translated_right
-from .tokenizer import BOS_ID, EOS_ID
+from .teacher_forcing import run_batch
+from .tokenizer import EOS_ID
 from .transformer import Transformer
 
 FILE = "confidence.json"
@@ -93,10 +93,7 @@ def greedy_with_confidence(
             encode_source(source_tokenizer, s, model.cfg.max_len)[0] for s in sentences[start : start + batch_size]
         ]
         outputs = greedy_batch(model, sources)
-        tgt_in = pad_batch([[BOS_ID] + o for o in outputs])
-        tgt_out = pad_batch([o + [EOS_ID] for o in outputs])
-        _, decoded = model(pad_batch(sources), tgt_in)
-        log_probs = F.log_softmax(decoded.logits.float(), -1).gather(-1, tgt_out[..., None])[..., 0]
+        log_probs = run_batch(model, sources, [o + [EOS_ID] for o in outputs]).output_log_probs()
         for i, (src, out) in enumerate(zip(sources, outputs)):
             # </s> counts when decoding wrote it, not when it stopped at the length limit
             n = len(out) + (len(out) < max_output_length(model, len(src)))

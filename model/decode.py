@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_BOUNDARY, Tokenizer, teacher_forced_input, visible
+from .teacher_forcing import Needs, PassRecord, pad_batch, run_batch
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, WORD_BOUNDARY, Tokenizer, visible
 from .transformer import AttentionOptions, DecoderCache, Transformer
 
 TOP_K_ALTERNATIVES = 5
@@ -27,11 +28,6 @@ TOP_K_ALTERNATIVES = 5
 def max_output_length(model: Transformer, src_len: int) -> int:
     # Enough room for any sane translation, and never past the positional table.
     return min(model.cfg.max_len - 1, int(src_len * 2) + 10)
-
-
-def pad_batch(sequences: list[list[int]], pad_id: int = PAD_ID) -> torch.Tensor:
-    width = max(len(s) for s in sequences)
-    return torch.tensor([s + [pad_id] * (width - len(s)) for s in sequences], dtype=torch.long)
 
 
 def head_masks_to_tensors(model: Transformer, ablate: dict[str, list[tuple[int, int]]] | None):
@@ -299,12 +295,9 @@ class Translation:
     target_ids: list[int]
     token_probs: list[float]  # probability the model gave each output piece when it chose it
     alternatives: list[list[tuple[str, float]]]  # per output piece: the top-k pieces and their probabilities
-    encoder_self_attention: np.ndarray  # (layers, heads, src, src)
-    decoder_self_attention: np.ndarray  # (layers, heads, tgt, tgt)
-    cross_attention: np.ndarray  # (layers, heads, tgt, src)
-    qkv: dict[str, dict[str, np.ndarray]] = field(
-        default_factory=dict
-    )  # kind -> "q"/"k"/"v" -> (layers, heads, n, d_k)
+    # What the pass that wrote it computed: attention per kind (layers, heads, queries, keys), and Q/K/V per kind
+    # (layers, heads, positions, d_k) when asked for; recorded while decoding, equal to a teacher-forced pass.
+    record: PassRecord
     method: str = "greedy"
     beam_size: int = 1
     log_prob: float = 0.0
@@ -332,11 +325,8 @@ class Translation:
         return _unknown_characters(self.target_pieces, self.target_ids) if self.teacher_forced else []
 
     def attention(self, kind: str) -> np.ndarray:
-        return {
-            "encoder_self": self.encoder_self_attention,
-            "decoder_self": self.decoder_self_attention,
-            "cross": self.cross_attention,
-        }[kind]
+        """(layers, heads, queries, keys) of an attention kind."""
+        return self.record.attention[kind]
 
     def axis_pieces(self, kind: str) -> tuple[list[str], list[str]]:
         """(query pieces, key pieces) for an attention kind."""
@@ -425,10 +415,16 @@ def _translation(
         target_ids=hypothesis.tokens,
         token_probs=[math.exp(lp) for lp in hypothesis.token_log_probs],
         alternatives=[[(visible(target_tokenizer.piece(i)), p) for i, p in alts] for alts in hypothesis.alternatives],
-        encoder_self_attention=encoder.attention,
-        decoder_self_attention=_numpy(rec["decoder_self"]),
-        cross_attention=_numpy(rec["cross"]),
-        qkv=qkv,
+        record=PassRecord(
+            list(source_ids),
+            list(hypothesis.tokens),
+            {
+                "encoder_self": encoder.attention,
+                "decoder_self": _numpy(rec["decoder_self"]),
+                "cross": _numpy(rec["cross"]),
+            },
+            qkv,
+        ),
         method=method,
         beam_size=beam_size,
         log_prob=hypothesis.log_prob,
@@ -438,10 +434,14 @@ def _translation(
     )
 
 
-def _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask):
+def _source_for_display(model, source_tokenizer, text) -> tuple[list[int], list[str], bool]:
     if not text or not text.strip():
         raise ValueError("the sentence is empty")
-    source = encode_source(source_tokenizer, text.strip(), model.cfg.max_len)
+    return encode_source(source_tokenizer, text.strip(), model.cfg.max_len)
+
+
+def _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask):
+    source = _source_for_display(model, source_tokenizer, text)
     encoded = model.encode(
         torch.tensor([source[0]]),
         AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("encoder_self")),
@@ -617,7 +617,7 @@ def teacher_force(
     is fed <s> + reference instead of its own output. Give the reference as text or as target ids. ablate and
     uniform_cross as in translate_hypotheses."""
     head_mask = head_masks_to_tensors(model, ablate)
-    source, encoded = _encode_for_display(model, source_tokenizer, text, need_qkv, head_mask)
+    source = _source_for_display(model, source_tokenizer, text)
     output_pieces, truncated = None, False
     if reference_ids is None:
         if not reference or not reference.strip():
@@ -630,13 +630,8 @@ def teacher_force(
             reference_ids = ids
         else:
             reference_ids = ids + [EOS_ID]
-    tgt_in = torch.tensor([teacher_forced_input(reference_ids)])
-    decoded = model.decode(
-        tgt_in,
-        encoded,
-        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("decoder_self")),
-        AttentionOptions(need_weights=True, need_qkv=need_qkv, head_mask=head_mask.get("cross"), uniform=uniform_cross),
-    )
+    passed = run_batch(model, [source[0]], [reference_ids], Needs(qkv=need_qkv), head_mask, uniform_cross)
+    encoded, decoded = passed.encoded, passed.decoded
     log_probs = decoded.logits[0].float().log_softmax(-1)  # (tgt, vocab)
     chosen = log_probs[torch.arange(len(reference_ids)), torch.tensor(reference_ids)]
     top_p, top_i = log_probs.exp().topk(TOP_K_ALTERNATIVES, dim=-1)

@@ -19,10 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from .decode import Translation
+from .teacher_forcing import PassRecord
 
 FORMAT = "attention-explorer translation"
 VERSION = 1
-ATTENTION_FIELDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
+# The file's name of each attention kind's array (version 1 files: a Translation's fields before issue 60).
+ATTENTION_FIELDS = {
+    "encoder_self": "encoder_self_attention",
+    "decoder_self": "decoder_self_attention",
+    "cross": "cross_attention",
+}
 _NPZ_METADATA = "metadata.json"
 
 
@@ -31,18 +37,14 @@ class ExportError(ValueError):
 
 
 def _metadata(tr: Translation) -> dict:
-    plain = {
-        f.name: getattr(tr, f.name)
-        for f in dataclasses.fields(tr)
-        if f.name not in ATTENTION_FIELDS and f.name != "qkv"
-    }
+    plain = {f.name: getattr(tr, f.name) for f in dataclasses.fields(tr) if f.name != "record"}
     plain["alternatives"] = [[[piece, p] for piece, p in step] for step in tr.alternatives]
     return {"format": FORMAT, "version": VERSION, **plain}
 
 
 def _arrays(tr: Translation) -> dict[str, np.ndarray]:
-    arrays = {name: getattr(tr, name) for name in ATTENTION_FIELDS}
-    for kind, tensors in tr.qkv.items():
+    arrays = {name: tr.attention(kind) for kind, name in ATTENTION_FIELDS.items()}
+    for kind, tensors in tr.record.qkv.items():
         for name, array in tensors.items():
             arrays[f"qkv/{kind}/{name}"] = array
     return {name: np.asarray(array, dtype=np.float32) for name, array in arrays.items()}
@@ -113,7 +115,8 @@ def from_bytes(data: bytes, suffix: str) -> Translation:
         if name.startswith("qkv/"):
             _, kind, tensor = name.split("/")
             qkv.setdefault(kind, {})[tensor] = _read_only(array)
-    return Translation(**fields, **{name: _read_only(arrays[name]) for name in ATTENTION_FIELDS}, qkv=qkv)
+    attention = {kind: _read_only(arrays[name]) for kind, name in ATTENTION_FIELDS.items()}
+    return Translation(**fields, record=PassRecord(fields["source_ids"], fields["target_ids"], attention, qkv))
 
 
 def load(path: Path | str) -> Translation:
@@ -133,9 +136,9 @@ def to_bertviz(tr: Translation) -> dict:
         return tuple(torch.from_numpy(np.array(layer))[None] for layer in attention)
 
     return dict(
-        encoder_attention=layers(tr.encoder_self_attention),
-        decoder_attention=layers(tr.decoder_self_attention),
-        cross_attention=layers(tr.cross_attention),
+        encoder_attention=layers(tr.attention("encoder_self")),
+        decoder_attention=layers(tr.attention("decoder_self")),
+        cross_attention=layers(tr.attention("cross")),
         encoder_tokens=list(tr.source_pieces),
         decoder_tokens=list(tr.decoder_input_pieces),
     )

@@ -26,9 +26,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .attribute import METHODS, forward_record
-from .decode import pad_batch, translate
-from .tokenizer import group_pieces_into_words, teacher_forced_input
+from .attribute import METHODS, record_for
+from .decode import translate
+from .teacher_forcing import run_batch
+from .tokenizer import group_pieces_into_words
 
 COLUMNS = ["method", "layer", "spearman", "aer", "sentences"]
 MIN_WORDS = 3  # a rank correlation over fewer source words says little
@@ -86,13 +87,8 @@ def word_matrix(n_pieces: int, words: list[list[int]]) -> np.ndarray:
 @torch.inference_mode()
 def occlusion_drops(model, source_ids: list[int], target_ids: list[int], words: list[list[int]]) -> np.ndarray:
     """(output pieces, words): log p(piece | full source) − log p(piece | source without that word)."""
-    tgt_in = teacher_forced_input(target_ids)
     variants = [source_ids] + [[i for k, i in enumerate(source_ids) if k not in removed] for removed in map(set, words)]
-    src = pad_batch(variants)
-    tgt = torch.tensor([tgt_in] * len(variants))
-    encoded = model.encode(src)
-    logits = model.decode(tgt, encoded).logits.float().log_softmax(-1)  # (variants, steps, vocab)
-    chosen = logits[:, torch.arange(len(target_ids)), torch.tensor(target_ids)]  # (variants, steps)
+    chosen = run_batch(model, variants, [target_ids] * len(variants)).output_log_probs()  # (variants, steps)
     return (chosen[0:1] - chosen[1:]).T.numpy()
 
 
@@ -100,7 +96,7 @@ def sentence_scores(
     model, source_ids, source_pieces, target_ids, methods: tuple[str, ...], language: str = "en"
 ) -> SentenceScores:
     words = source_words(source_pieces, language)
-    fp = forward_record(model, source_ids, target_ids)
+    fp = record_for(model, source_ids, target_ids, methods)
     return SentenceScores(
         occlusion_drops(model, source_ids, target_ids, words),
         method_scores(model, fp, word_matrix(len(source_ids), words), methods),
@@ -143,7 +139,7 @@ def compare_step(
     fast = tuple(name for name, m in METHODS.items() if m.seconds <= SLOW_SECONDS)
     words = source_words(source_pieces, language)
     to_words = word_matrix(len(source_ids), words)
-    fp = forward_record(model, source_ids, target_ids)  # one pass for every method
+    fp = record_for(model, source_ids, target_ids, METHODS)  # one pass for every method
     scores = {
         name: values for (name, at), values in method_scores(model, fp, to_words, fast).items() if at in (0, layer)
     }

@@ -1,6 +1,6 @@
 """Inside one layer: the residual stream, what each sub-layer adds to it, LayerNorm, the feed-forward ReLU layer,
 and the output layer's distribution over the target vocabulary, recorded by one teacher-forced pass of the
-model over a translation it produced (``Transformer.encode/decode(trace=True)``: values returned, not stored).
+model over a translation it produced (``teacher_forcing.record_pass`` with ``NEEDS``: values returned, not stored).
 
 The numbers the lessons quote are computed here from those records, as plain numpy, so tests can check them.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .tokenizer import teacher_forced_input
-from .transformer import AttentionOptions, Transformer
+from .teacher_forcing import Needs, PassRecord, SublayerRecord
+from .transformer import Transformer
 
 # Sub-layer names in the order they run, per stack.
 SUBLAYERS = {
@@ -22,66 +22,9 @@ SUBLAYERS = {
 }
 
 
-@dataclass
-class SublayerRecord:
-    """One sub-layer of one layer, for one sentence: (positions, d_model) arrays; hidden (positions, d_ff) for the
-    feed-forward sub-layer. See transformer.SublayerTrace."""
-
-    stream: np.ndarray
-    update: np.ndarray
-    norm_input: np.ndarray
-    norm_output: np.ndarray
-    hidden: np.ndarray | None = None
-
-
-@dataclass
-class InsidePass:
-    encoder: list[dict[str, SublayerRecord]]  # per layer: sub-layer name -> record
-    decoder: list[dict[str, SublayerRecord]]
-    log_probs: np.ndarray  # (target positions, vocab): log softmax of the output layer at each decoder position
-    norm_first: bool  # pre-norm (LayerNorm before each sub-layer) or the paper's post-norm
-    layer_norm_eps: float
-
-    def stack(self, name: str) -> list[dict[str, SublayerRecord]]:
-        return self.encoder if name == "encoder" else self.decoder
-
-
-def _records(trace, row: int = 0) -> list[dict[str, SublayerRecord]]:
-    def numpy(t):
-        return None if t is None else t[row].detach().float().numpy().copy()
-
-    return [
-        {
-            name: SublayerRecord(
-                numpy(s.stream), numpy(s.update), numpy(s.norm_input), numpy(s.norm_output), numpy(s.hidden)
-            )
-            for name, s in layer.items()
-        }
-        for layer in trace
-    ]
-
-
-@torch.inference_mode()
-def inside_pass(
-    model: Transformer, source_ids: list[int], target_ids: list[int], uniform_cross: bool = False
-) -> InsidePass:
-    """One teacher-forced pass: the encoder on source_ids, the decoder fed <s> + target_ids[:-1] (the output
-    of a translation, so each position computes what it computed while decoding)."""
-    encoded = model.encode(torch.tensor([source_ids]), trace=True)
-    decoded = model.decode(
-        torch.tensor([teacher_forced_input(target_ids)]),
-        encoded,
-        cross_options=AttentionOptions(uniform=uniform_cross),
-        trace=True,
-    )
-    norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
-    return InsidePass(
-        _records(encoded.trace),
-        _records(decoded.trace),
-        decoded.logits[0].float().log_softmax(-1).numpy(),
-        model.cfg.norm_first,
-        norms[0].eps if norms else 1e-5,
-    )
+# What these analyses read from the pass (teacher_forcing.record_pass): every sub-layer's trace and the output
+# layer's log-probabilities.
+NEEDS = Needs(attention=False, trace=True, log_probs=True)
 
 
 def standardize(x: np.ndarray, eps: float) -> np.ndarray:
@@ -192,10 +135,10 @@ class LogitLens:
 
 
 @torch.inference_mode()
-def logit_lens(model: Transformer, passed: InsidePass, target_ids: list[int]) -> LogitLens:
-    """From the records of one teacher-forced pass over a translation the model produced (inside_pass; no pass of
-    its own): each decoder layer's output goes through the final LayerNorm (pre-norm: the stack's last step) and
-    the output layer. The last layer's row is exactly the model's own output distribution."""
+def logit_lens(model: Transformer, passed: PassRecord, target_ids: list[int]) -> LogitLens:
+    """From the record of one teacher-forced pass over a translation the model produced (record_pass with NEEDS;
+    no pass of its own): each decoder layer's output goes through the final LayerNorm (pre-norm: the stack's last
+    step) and the output layer. The last layer's row is exactly the model's own output distribution."""
     rows = []
     for layer in passed.decoder:
         ff = layer["feed_forward"]

@@ -30,8 +30,8 @@ from .cli import check_output, corpus_of, open_checkpoint, positive_int
 from .data import CORPORA, DEFAULT_DATA_DIR, load_splits
 from .decode import Translation, encode_source, greedy_batch, head_masks_to_tensors, translate
 from .evaluate import bleu_tokenizer_for, score
-from .tokenizer import PAD_ID, group_pieces_into_words, is_punctuation
-from .training.batches import collate
+from .teacher_forcing import run_batch
+from .tokenizer import EOS_ID, group_pieces_into_words, is_punctuation
 from .transformer import ATTENTION_KINDS as KINDS
 
 # Statistics that compare a query's position with a key's position: they only mean something when both index the
@@ -98,8 +98,8 @@ def translation_statistics(tr: Translation) -> dict[str, dict[str, np.ndarray]]:
         _, keys = tr.axis_pieces(kind)
         boundary = len(keys) - 1 if kind in ("encoder_self", "cross") else 0  # </s> of the source; <s> of decoder
         out[kind] = head_statistics(tr.attention(kind), keys, boundary, kind)
-    out["cross"]["alignment_agreement"] = alignment_agreement(tr.cross_attention)
-    out["cross"]["source_order"] = source_order(tr.cross_attention)
+    out["cross"]["alignment_agreement"] = alignment_agreement(tr.attention("cross"))
+    out["cross"]["source_order"] = source_order(tr.attention("cross"))
     return out
 
 
@@ -282,11 +282,8 @@ def _nanmean(arrays: list[np.ndarray]) -> np.ndarray:
 @torch.no_grad()
 def reference_log_prob(model, sources: list[list[int]], references: list[list[int]], head_mask=None) -> float:
     """Mean per-sentence log-probability of the references under teacher forcing."""
-    # collate appends </s> to each side; these sources already end in it
-    src, tgt_in, tgt_out = collate([(s[:-1], r) for s, r in zip(sources, references)])
-    _, decoded = model(src, tgt_in, head_mask=head_mask)
-    log_probs = decoded.logits.log_softmax(-1).gather(-1, tgt_out[..., None])[..., 0]
-    return float((log_probs * (tgt_out != PAD_ID)).sum(-1).mean())
+    passed = run_batch(model, sources, [r + [EOS_ID] for r in references], head_mask=head_mask)
+    return float(passed.output_log_probs().sum(-1).mean())
 
 
 def ablation_ranking(loaded, examples, progress: bool = True) -> pd.DataFrame:

@@ -15,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .decode import Translation, encode_source, greedy_batch_tokens, pad_batch
+from .decode import Translation, encode_source, greedy_batch_tokens
 from .progress import Progress
-from .tokenizer import BOS_ID
-from .transformer import AttentionOptions
+from .teacher_forcing import Needs, run_batch
 
 SAMPLE_FILE = "qk_sample.txt"  # in a checkpoint: the English sentences of its held-out sample, one per line
 SAMPLE_SENTENCES = 300  # the first sentences of the probe set (the test split head_stats.csv is computed on)
@@ -72,15 +71,14 @@ def sample_qk(loaded, sentences: list[str]) -> QKSample:
     model = loaded.model
     sources = [encode_source(loaded.source_tokenizer, s.strip(), model.cfg.max_len)[0] for s in sentences]
     written = greedy_batch_tokens(model, sources)
-    fed = [[BOS_ID] + tokens[:-1] for tokens in written]  # what the decoder read at each step that wrote one
-    options = AttentionOptions(need_qkv=True)
-    encoded = model.encode(pad_batch(sources), options)
-    decoded = model.decode(pad_batch(fed), encoded, options, options)
+    passed = run_batch(model, sources, written, Needs(attention=False, qkv=True))
+    encoded, decoded = passed.encoded, passed.decoded
+    fed = [len(tokens) for tokens in written]  # the decoder read one input per piece it wrote
     # (batch, layers, heads, positions, d_k) per kind and name, and the positions of each sentence that are real
     recorded = {
         "encoder_self": (encoded.qkv, [len(s) for s in sources], [len(s) for s in sources]),
-        "decoder_self": (decoded.self_qkv, [len(f) for f in fed], [len(f) for f in fed]),
-        "cross": (decoded.cross_qkv, [len(f) for f in fed], [len(s) for s in sources]),
+        "decoder_self": (decoded.self_qkv, fed, fed),
+        "cross": (decoded.cross_qkv, fed, [len(s) for s in sources]),
     }
     stacked: dict[str, dict[str, np.ndarray]] = {"q": {}, "k": {}}
     for kind, (qkv, query_lengths, key_lengths) in recorded.items():
@@ -147,7 +145,7 @@ def project(q: np.ndarray, k: np.ndarray, sample_q: np.ndarray, sample_k: np.nda
 
 def head_points(tr: Translation, kind: str, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
     """The current sentence's queries and keys of one head (0-based layer and head)."""
-    return tr.qkv[kind]["q"][layer, head], tr.qkv[kind]["k"][layer, head]
+    return tr.record.qkv[kind]["q"][layer, head], tr.record.qkv[kind]["k"][layer, head]
 
 
 def main(argv=None):

@@ -24,8 +24,8 @@ import pandas as pd
 import torch
 
 from .decode import translate
-from .tokenizer import PAD_ID
-from .training.batches import collate
+from .teacher_forcing import run_batch
+from .tokenizer import EOS_ID
 from .transformer import ATTENTION_KINDS as KINDS
 
 # "Positional head", the one definition the app uses (the corpus table and the query-key view's caption alike):
@@ -56,15 +56,12 @@ def head_importance(model, pairs: list[tuple[list[int], list[int]]], batch_size:
     gates = {kind: torch.ones(cfg.n_layers(kind), cfg.n_heads, requires_grad=True) for kind in KINDS}
     total = {kind: torch.zeros(cfg.n_layers(kind), cfg.n_heads) for kind in KINDS}
     for start in range(0, len(pairs), batch_size):
-        src, tgt_in, tgt_out = collate(pairs[start : start + batch_size])
+        batch = pairs[start : start + batch_size]
         with torch.enable_grad():
-            _, decoded = model(src, tgt_in, head_mask=gates)
-            loss = torch.nn.functional.cross_entropy(
-                decoded.logits.reshape(-1, decoded.logits.size(-1)),
-                tgt_out.reshape(-1),
-                ignore_index=PAD_ID,
-                reduction="sum",
+            passed = run_batch(
+                model, [s + [EOS_ID] for s, _ in batch], [r + [EOS_ID] for _, r in batch], head_mask=gates
             )
+            loss = -passed.output_log_probs().sum()  # the cross-entropy of every reference piece
             grads = torch.autograd.grad(loss, [gates[k] for k in KINDS])
         for kind, g in zip(KINDS, grads):
             total[kind] += g.abs()
@@ -118,7 +115,7 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
         # not </s>, not punctuation or control pieces: the rare *word*
         rarity[[i for i, p in enumerate(tr.source_pieces) if p == "</s>" or not any(c.isalnum() for c in p)]] = -np.inf
         if np.isfinite(rarity).sum() >= 3:
-            rare.append(rare_piece_share(tr.encoder_self_attention, rarity))
+            rare.append(rare_piece_share(tr.attention("encoder_self"), rarity))
     pairs = [
         (src_tok.encode(s)[: cfg.max_len - 1], tgt_tok.encode(r)[: cfg.max_len - 1])
         for s, r in zip(sentences, references)

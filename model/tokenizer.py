@@ -13,12 +13,6 @@ import sentencepiece as spm
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
-def teacher_forced_input(target_ids: list[int]) -> list[int]:
-    """The decoder's input for a known output: <s>, then every output piece but the last. Position t reads what
-    was written before piece t, so it computes what it computed when the model chose piece t."""
-    return [BOS_ID] + list(target_ids[:-1])
-
-
 WORD_BOUNDARY = "\u2581"  # SentencePiece's "▁": marks a piece that starts a new word
 
 

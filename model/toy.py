@@ -46,9 +46,10 @@ import torch.nn.functional as F
 
 from .align import GoldPair, alignment_error_rate
 from .cli import check_output, fail, positive_float, positive_int
-from .decode import greedy_batch_tokens, pad_batch
+from .decode import greedy_batch_tokens
 from .progress import Progress
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, teacher_forced_input
+from .teacher_forcing import pad_batch, teacher_forced_input
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID
 from .transformer import AttentionOptions, DecoderCache, Transformer, TransformerConfig
 
 NOUNS = ("Tom", "Jerry", "cat", "dog", "fox", "bird")

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .decode import encode_source, greedy_batch, pad_batch
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, group_pieces_into_words, is_punctuation, visible
+from .decode import encode_source, greedy_batch
+from .teacher_forcing import Needs, pad_batch, run_batch
+from .tokenizer import EOS_ID, PAD_ID, Tokenizer, group_pieces_into_words, is_punctuation, visible
 from .transformer import AttentionOptions, Transformer
 
 PAD_PIECE = "<pad>"
@@ -134,21 +135,20 @@ def padded_batch(
     source_ids = [s[0] for s in sources]
     outputs = greedy_batch(model, source_ids)
     alone_outputs = [greedy_batch(model, [ids])[0] for ids in source_ids]
-    decoder_inputs = [[BOS_ID] + out for out in outputs]  # position t predicts output t (its </s> after the last)
+    written = [out + [EOS_ID] for out in outputs]  # position t predicts written piece t (its </s> after the last)
 
-    def attention_of(src_rows, tgt_rows):
-        options = AttentionOptions(need_weights=True)
-        encoded = model.encode(pad_batch(src_rows), options)
-        decoded = model.decode(pad_batch(tgt_rows), encoded, options, options)
-        return {
+    def attention_of(src_rows, written_rows):
+        passed = run_batch(model, src_rows, written_rows, Needs())
+        encoded, decoded = passed.encoded, passed.decoded
+        attention = {
             "encoder_self": encoded.attention,
             "decoder_self": decoded.self_attention,
             "cross": decoded.cross_attention,
         }
+        return attention, passed.decoder_input
 
-    batch = attention_of(source_ids, decoder_inputs)
+    batch, tgt = attention_of(source_ids, written)
     src = pad_batch(source_ids)
-    tgt = pad_batch(decoder_inputs)
     key_mask, target_key_mask = (src != PAD_ID), (tgt != PAD_ID)
     keys = {"encoder_self": key_mask, "decoder_self": target_key_mask, "cross": key_mask}
     padding_weight = {
@@ -159,9 +159,9 @@ def padded_batch(
     }
 
     difference = dict.fromkeys(batch, 0.0)
-    for row, (ids, tgt_row) in enumerate(zip(source_ids, decoder_inputs)):
-        alone = attention_of([ids], [tgt_row])
-        n_src, n_tgt = len(ids), len(tgt_row)
+    for row, (ids, written_row) in enumerate(zip(source_ids, written)):
+        alone, _ = attention_of([ids], [written_row])
+        n_src, n_tgt = len(ids), len(written_row)
         shapes = {"encoder_self": (n_src, n_src), "decoder_self": (n_tgt, n_tgt), "cross": (n_tgt, n_src)}
         for kind, (q, k) in shapes.items():
             gap = (batch[kind][row, :, :, :q, :k] - alone[kind][0]).abs().max()

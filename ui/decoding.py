@@ -85,9 +85,9 @@ def show_decoding_steps(ctx: Context) -> None:
     )
     fig = decoding_step_figure(
         step,
-        selected_weights(tr.decoder_self_attention, layer, head)[step],
+        selected_weights(tr.attention("decoder_self"), layer, head)[step],
         decoder_inputs,
-        selected_weights(tr.cross_attention, layer, head)[step],
+        selected_weights(tr.attention("cross"), layer, head)[step],
         tr.source_pieces,
         tr.alternatives[step],
         tr.target_pieces[step],

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import pyarrow as pa
 import streamlit as st
 
-from model import attribute, decode, faithfulness, inside, toy, what_if
+from model import attribute, decode, faithfulness, inside, teacher_forcing, toy, what_if
 from model.checkpoint import LoadedModel, load_checkpoint
 from model.confidence import Calibration, load_calibration
 from model.progress import Progress
@@ -251,11 +251,14 @@ def get_forced(
     return translation_cache().get(key, compute)
 
 
-def get_inside(checkpoint: str, tr: decode.Translation, uniform_cross: bool = False) -> inside.InsidePass:
+def get_inside(checkpoint: str, tr: decode.Translation, uniform_cross: bool = False) -> teacher_forcing.PassRecord:
     """The residual stream, LayerNorm and FFN records and output distribution of the pass over tr's output."""
     key = ("inside", checkpoint, tuple(tr.source_ids), tuple(tr.target_ids), uniform_cross)
     return translation_cache().get(
-        key, lambda: inside.inside_pass(get_model(checkpoint).model, tr.source_ids, tr.target_ids, uniform_cross)
+        key,
+        lambda: teacher_forcing.record_pass(
+            get_model(checkpoint).model, tr.source_ids, tr.target_ids, inside.NEEDS, uniform_cross
+        ),
     )
 
 
@@ -286,14 +289,10 @@ def get_padded_batch(checkpoint: str, sentences: tuple[str, ...]) -> what_if.Pad
 
 def compute_attribution(model, tr: decode.Translation, method: str, progress: Progress | None = None):
     """-> (the record of tr's forward pass, the method's whole result or None where the method computes each
-    view's map on its own, cheaper: its declaration per_view). The record is read from the arrays tr holds when
-    it has its value vectors, else from one teacher-forced pass over its output. Plain objects only: background
-    threads call it too. progress: see model.progress (a slow method reports to it, and stops)."""
-    record = (
-        attribute.ForwardRecord.from_translation(tr)
-        if tr.qkv
-        else attribute.forward_record(model, tr.source_ids, tr.target_ids)
-    )
+    view's map on its own, cheaper: its declaration per_view). The record is the one tr holds when it has what
+    the method declares it needs, else one teacher-forced pass over its output recording that. Plain objects
+    only: background threads call it too. progress: see model.progress (a slow method reports to it, and stops)."""
+    record = attribute.record_for(model, tr.source_ids, tr.target_ids, [method], tr.record)
     chosen = attribute.METHODS[method]
     return record, (None if chosen.per_view else chosen.compute(model, record, progress=progress))
 

@@ -43,7 +43,7 @@ def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefi
     head_index = 0 if head == "mean" else int(head) - 1
     if head == "mean":
         st.caption(t("mean_shows_head_1", lang))
-    qkv = tr.qkv[kind]
+    qkv = tr.record.qkv[kind]
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
     return QueryChoice(
         kind,

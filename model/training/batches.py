@@ -7,8 +7,8 @@ import random
 
 import torch
 
-from ..decode import pad_batch
-from ..tokenizer import BOS_ID, EOS_ID
+from ..teacher_forcing import pad_batch, teacher_forced_input
+from ..tokenizer import EOS_ID
 
 
 def make_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) -> list[list[int]]:
@@ -35,6 +35,5 @@ def make_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) -> 
 def collate(pairs: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """-> src (batch, S) ending in </s>; tgt_in (batch, T) = <s> y; tgt_out (batch, T) = y </s>."""
     src = [s + [EOS_ID] for s, _ in pairs]
-    tgt_in = [[BOS_ID] + t for _, t in pairs]
-    tgt_out = [t + [EOS_ID] for _, t in pairs]
-    return pad_batch(src), pad_batch(tgt_in), pad_batch(tgt_out)
+    outputs = [t + [EOS_ID] for _, t in pairs]
+    return pad_batch(src), pad_batch([teacher_forced_input(o) for o in outputs]), pad_batch(outputs)

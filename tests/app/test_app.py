@@ -143,8 +143,8 @@ def test_heatmaps_show_the_models_attention(checkpoint_root, tiny_checkpoint):
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, at.session_state["sentence"]
     )
     figs = every_figure(at)
-    np.testing.assert_allclose(heat(figs["heatmap-encoder_self"]), expected.encoder_self_attention[0, 0], atol=1e-6)
-    np.testing.assert_allclose(heat(figs["heatmap-cross"]), expected.cross_attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(heat(figs["heatmap-encoder_self"]), expected.attention("encoder_self")[0, 0], atol=1e-6)
+    np.testing.assert_allclose(heat(figs["heatmap-cross"]), expected.attention("cross")[0, 0], atol=1e-6)
     shown = heat(figs["heatmap-decoder_self"])
     future = np.triu(np.ones_like(shown, dtype=bool), 1)
     assert np.isnan(shown[future]).all()
@@ -479,7 +479,7 @@ def test_what_if_writes_another_piece_decodes_on_lives_in_the_link_and_undoes(ch
     assert not any(o.startswith(written) for o in at.selectbox(key="whatif_pick_1").options)  # written already
     # every view is on the new path: the cross-attention map is the forced run's
     np.testing.assert_allclose(
-        heat(figures(open_tab(at, "tab_cross"))["heatmap-cross"]), expected.cross_attention[0, 0], atol=1e-6
+        heat(figures(open_tab(at, "tab_cross"))["heatmap-cross"]), expected.attention("cross")[0, 0], atol=1e-6
     )
     # the link opens the same path; undo goes back to the model's own translation
     linked = run_app(s="I like tea.", force=f"1:{second_id}")
@@ -643,7 +643,7 @@ def test_head_search_ranks_heads_by_the_maps_values_and_opens_the_best(checkpoin
     loaded = load_checkpoint(tiny_checkpoint)
     expected = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "I like tea.")
     grid = heat(figures(at)["search-grid"])  # layers x heads: the weight of every head for the pair
-    np.testing.assert_allclose(grid, expected.cross_attention[:, :, 1, 2], atol=1e-6)
+    np.testing.assert_allclose(grid, expected.attention("cross")[:, :, 1, 2], atol=1e-6)
     best = np.unravel_index(np.argmax(grid), grid.shape)
     top = figures(at)["search-top-0"]
     assert top["layout"]["annotations"][0]["text"].startswith(f"L{best[0] + 1} H{best[1] + 1} ·")
@@ -672,8 +672,8 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
     expected = [
         decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, s) for s in (first, second)
     ]
-    np.testing.assert_allclose(a, expected[0].encoder_self_attention[0, 0], atol=1e-6)
-    np.testing.assert_allclose(b, expected[1].encoder_self_attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(a, expected[0].attention("encoder_self")[0, 0], atol=1e-6)
+    np.testing.assert_allclose(b, expected[1].attention("encoder_self")[0, 0], atol=1e-6)
     np.testing.assert_allclose(heat(figs["compare-difference"]), a - b, atol=1e-6)
     # The ranking starts on the pair's own words: "chases" with "dog" (fits the first) and "cat" (the second).
     pieces = expected[0].source_pieces
@@ -685,7 +685,7 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
     at.selectbox(key="compare_x").select_index(1).run()
     at.selectbox(key="compare_y").select_index(4).run()
     assert at.query_params["cmp"] == "2.1.4"  # the choice lives in the link too
-    a_maps, b_maps = (e.encoder_self_attention for e in expected)
+    a_maps, b_maps = (e.attention("encoder_self") for e in expected)
     where_b = [expected[1].source_pieces.index(pieces[i]) for i in (2, 1, 4)]  # the same pieces in the second
     score = 0.5 * (
         (a_maps[:, :, 2, 1] - b_maps[:, :, where_b[0], where_b[1]])

@@ -23,7 +23,7 @@ from .test_app import APP, figures, heat, open_tab, run_app
 def expected_map(tiny_checkpoint, sentence, method, kind, layer=1, head="1"):
     loaded = load_checkpoint(tiny_checkpoint)
     tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
-    record = attribute.ForwardRecord.from_translation(tr)
+    record = tr.record  # decoded with its Q/K/V: what every method reads
     return attribute.METHODS[method].view(
         loaded.model, record, kind, layer - 1, None if head == "mean" else int(head) - 1
     )

@@ -109,7 +109,7 @@ def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browse
     assert translation.source_text == "I like green tea."
     shown = page.locator("[data-testid='stMain'] [data-testid='stMarkdownContainer'] h3").first.inner_text().strip()
     assert translation.target_text.strip() == shown.replace("\\", "")
-    assert translation.cross_attention.shape[-1] == len(translation.source_pieces)
+    assert translation.attention("cross").shape[-1] == len(translation.source_pieces)
     assert_no_exception(page)
     page.close()
 

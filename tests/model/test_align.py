@@ -18,8 +18,8 @@ from model.align import (
     score_heads,
     word_scores,
 )
-from model.attribute import forward_record
 from model.checkpoint import load_checkpoint
+from model.teacher_forcing import record_pass
 from tests.conftest import SHIPPED
 
 
@@ -178,8 +178,8 @@ def test_shipped_gold_sets_read_and_fit_the_tokenizers():
             assert (overlap.sum(0) >= 1).all(), text  # every gold word is reached by some piece
 
 
-def test_forward_record_rows_sum_to_one(tiny_model, tiny_tokenizers):
+def test_a_pass_records_attention_rows_that_sum_to_one(tiny_model, tiny_tokenizers):
     src, tgt = tiny_tokenizers
-    fp = forward_record(tiny_model, src.encode("I like tea.") + [3], tgt.encode("我喜欢茶。") + [3])
-    for kind, w in fp.weights.items():
+    fp = record_pass(tiny_model, src.encode("I like tea.") + [3], tgt.encode("我喜欢茶。") + [3])
+    for kind, w in fp.attention.items():
         np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)

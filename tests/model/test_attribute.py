@@ -15,27 +15,29 @@ from model.attribute import (
     NormWeighted,
     Progress,
     Rollout,
-    forward_record,
     main,
     output_projections,
     residual_rollout,
 )
-from model.inside import inside_pass
+from model.inside import NEEDS as INSIDE
 from model.progress import Cancelled
-from model.tokenizer import EOS_ID, teacher_forced_input
+from model.teacher_forcing import Needs, record_pass, teacher_forced_input
+from model.tokenizer import EOS_ID
 
 
 @pytest.fixture
 def tiny_pass(tiny_model, tiny_tokenizers):
     src, tgt = tiny_tokenizers
-    return forward_record(tiny_model, src.encode("Tom drinks tea.") + [EOS_ID], tgt.encode("汤姆喝茶。") + [EOS_ID])
+    return record_pass(
+        tiny_model, src.encode("Tom drinks tea.") + [EOS_ID], tgt.encode("汤姆喝茶。") + [EOS_ID], Needs(qkv=True)
+    )
 
 
 def test_norm_weighted_vectors_add_up_to_what_the_cross_attention_sublayer_adds(tiny_model, tiny_pass):
     """Σ_h Σ_j α_hij f_h(x_j) + b_O is the sub-layer's output exactly: the norms are of the model's own terms."""
-    inside = inside_pass(tiny_model, tiny_pass.source_ids, tiny_pass.target_ids)
-    w = tiny_pass.weights["cross"].astype(np.float64)
-    f = np.einsum("lhkd,lhde->lhke", tiny_pass.values["cross"], output_projections(tiny_model, "cross"))
+    inside = record_pass(tiny_model, tiny_pass.source_ids, tiny_pass.target_ids, INSIDE)
+    w = tiny_pass.attention["cross"].astype(np.float64)
+    f = np.einsum("lhkd,lhde->lhke", tiny_pass.qkv["cross"]["v"], output_projections(tiny_model, "cross"))
     for layer, record in enumerate(inside.decoder):
         bias = tiny_model.decoder_layers[layer].cross_attention.w_o.bias.detach().numpy()
         rebuilt = np.einsum("hqk,hke->qe", w[layer], f[layer]) + bias
@@ -61,9 +63,9 @@ def test_one_views_norm_map_is_the_same_as_the_one_of_all_head_maps(tiny_model, 
 
 
 def test_a_key_with_no_value_vector_gets_no_norm_however_much_weight(tiny_model, tiny_pass):
-    tiny_pass.values["encoder_self"][:, :, 1] = 0.0
+    tiny_pass.qkv["encoder_self"]["v"][:, :, 1] = 0.0
     maps = NormWeighted().compute(tiny_model, tiny_pass)
-    assert (tiny_pass.weights["encoder_self"][:, :, :, 1] > 0).all()
+    assert (tiny_pass.attention["encoder_self"][:, :, :, 1] > 0).all()
     assert np.abs(maps.maps["encoder_self"][:, :, :, 1]).max() < 1e-4  # only the value bias' projection is left
 
 
@@ -153,7 +155,7 @@ def test_every_method_keeps_what_it_declares(tiny_model, tiny_pass, method):
     if chosen.recorded:  # the views draw the recorded weights themselves: they must be exactly these maps
         for kind in chosen.kinds:
             np.testing.assert_array_equal(
-                chosen.view(tiny_model, tiny_pass, kind, 0, 0, computed), tiny_pass.weights[kind][0, 0]
+                chosen.view(tiny_model, tiny_pass, kind, 0, 0, computed), tiny_pass.attention[kind][0, 0]
             )
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from model.decode import beam_search, encode_source, greedy_batch, translate, translate_batch
+from model.teacher_forcing import Needs, record_pass
 from model.tokenizer import BOS_ID, EOS_ID
 from model.training.batches import collate
 from model.training.losses import loss_fn
@@ -71,13 +72,27 @@ def test_returned_attention_is_what_the_model_computed(overfit_model, tiny_token
     tgt_in = torch.tensor([[BOS_ID] + result.target_ids[:-1]])
     with torch.no_grad():
         encoded, decoded = overfit_model(src, tgt_in, need_weights=True, need_qkv=True)
-    np.testing.assert_allclose(result.encoder_self_attention, encoded.attention[0].numpy(), atol=1e-5)
-    np.testing.assert_allclose(result.decoder_self_attention, decoded.self_attention[0].numpy(), atol=1e-5)
-    np.testing.assert_allclose(result.cross_attention, decoded.cross_attention[0].numpy(), atol=1e-5)
-    np.testing.assert_allclose(result.qkv["cross"]["q"], decoded.cross_qkv["q"][0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.attention("encoder_self"), encoded.attention[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.attention("decoder_self"), decoded.self_attention[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.attention("cross"), decoded.cross_attention[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(result.record.qkv["cross"]["q"], decoded.cross_qkv["q"][0].numpy(), atol=1e-5)
     probs = decoded.logits[0].softmax(-1)
     chosen = probs[torch.arange(len(result.target_ids)), torch.tensor(result.target_ids)]
     np.testing.assert_allclose(result.token_probs, chosen.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_translations_record_is_the_teacher_forced_pass_over_its_output(overfit_model, tiny_tokenizers, beam_size):
+    """Issue 60: one record of a pass. The record a Translation made while decoding (one step at a time, with a
+    cache) holds what teacher_forcing.record_pass computes over its output in one pass, kind by kind."""
+    source, target = tiny_tokenizers
+    tr = translate(overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size)
+    again = record_pass(overfit_model, tr.source_ids, tr.target_ids, Needs(qkv=True))
+    assert (again.source_ids, again.target_ids) == (tr.record.source_ids, tr.record.target_ids)
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        np.testing.assert_allclose(tr.attention(kind), again.attention[kind], atol=1e-5, err_msg=kind)
+        for name in ("q", "k", "v"):
+            np.testing.assert_allclose(tr.record.qkv[kind][name], again.qkv[kind][name], atol=1e-4, err_msg=kind)
 
 
 def test_translation_axes_match_attention_shapes(tiny_model, tiny_tokenizers):
@@ -207,7 +222,9 @@ def test_sentences_translated_together_each_get_what_they_get_alone(model_name, 
             assert got.attention(kind).shape == alone.attention(kind).shape, kind
             np.testing.assert_allclose(got.attention(kind), alone.attention(kind), atol=1e-5, err_msg=kind)
             for name in ("q", "k", "v"):
-                np.testing.assert_allclose(got.qkv[kind][name], alone.qkv[kind][name], atol=1e-4, err_msg=kind + name)
+                np.testing.assert_allclose(
+                    got.record.qkv[kind][name], alone.record.qkv[kind][name], atol=1e-4, err_msg=kind + name
+                )
     assert len({len(tr.target_ids) for tr in together}) > 1 or model_name == "tiny_model"  # lengths differ
     with pytest.raises(ValueError):
         translate_batch(model, source, target, ["Good morning.", "  "])
@@ -226,8 +243,8 @@ def test_forcing_the_models_own_choices_reproduces_the_translation_and_its_maps(
         overfit_model, source, target, "Tom drinks tea.", beam_size=beam_size, forced={1: original.target_ids[1]}
     )
     assert forced.target_text == original.target_text and forced.forced == [[1, original.target_ids[1]]]
-    for name in ("encoder_self_attention", "decoder_self_attention", "cross_attention"):
-        np.testing.assert_array_equal(getattr(forced, name), getattr(original, name))
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        np.testing.assert_array_equal(forced.attention(kind), original.attention(kind))
     assert forced.token_probs == original.token_probs
 
 
@@ -247,8 +264,10 @@ def test_a_forced_piece_changes_the_path_and_its_rows_are_teacher_forcing_of_tha
     assert forced.token_probs[1] == pytest.approx(original.alternatives[1][1][1], rel=1e-5)
     # rows 0..1 (reading <s> and the first piece, then the forced piece's step) as teacher forcing the prefix
     prefix = teacher_force(overfit_model, source, target, "I like tea.", reference_ids=forced.target_ids[:2])
-    np.testing.assert_allclose(forced.cross_attention[:, :, :2], prefix.cross_attention, atol=1e-5)
-    np.testing.assert_allclose(forced.decoder_self_attention[:, :, :2, :2], prefix.decoder_self_attention, atol=1e-5)
+    np.testing.assert_allclose(forced.attention("cross")[:, :, :2], prefix.attention("cross"), atol=1e-5)
+    np.testing.assert_allclose(
+        forced.attention("decoder_self")[:, :, :2, :2], prefix.attention("decoder_self"), atol=1e-5
+    )
 
 
 def test_force_names_a_piece_or_text_and_refuses_what_the_vocabulary_cannot_write(tiny_tokenizers):
@@ -266,11 +285,12 @@ def test_force_names_a_piece_or_text_and_refuses_what_the_vocabulary_cannot_writ
 def test_logit_lens_last_layer_is_the_models_output_distribution(overfit_model, tiny_tokenizers):
     """The lens reads each decoder layer through the final LayerNorm and output layer; for the last layer that
     is the model's own computation, bit for bit, and an overfitted model has decided every piece by then."""
-    from model.inside import inside_pass, logit_lens
+    from model.inside import NEEDS, logit_lens
+    from model.teacher_forcing import record_pass
 
     source, target = tiny_tokenizers
     tr = translate(overfit_model, source, target, "I like tea.")
-    lens = logit_lens(overfit_model, inside_pass(overfit_model, tr.source_ids, tr.target_ids), tr.target_ids)
+    lens = logit_lens(overfit_model, record_pass(overfit_model, tr.source_ids, tr.target_ids, NEEDS), tr.target_ids)
     with torch.inference_mode():  # the model's own teacher-forced pass over the same output
         _, decoded = overfit_model(torch.tensor([tr.source_ids]), torch.tensor([[BOS_ID] + tr.target_ids[:-1]]))
         own = decoded.logits[0].float().log_softmax(-1)[torch.arange(len(tr.target_ids)), tr.target_ids]

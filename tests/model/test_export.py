@@ -19,19 +19,20 @@ def translation(tiny_model, tiny_tokenizers):
     return translate(tiny_model, *tiny_tokenizers, "Tom drinks tea ☃.", beam_size=3)
 
 
-def assert_same(a, b):
-    for field in dataclasses.fields(a):
-        x, y = getattr(a, field.name), getattr(b, field.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype == np.float32 and x.shape == y.shape
-            assert np.array_equal(x, y), field.name  # bit for bit, not approximately
-        elif field.name == "qkv":
-            assert x.keys() == y.keys()
-            for kind in x:
-                for name in x[kind]:
-                    assert np.array_equal(x[kind][name], y[kind][name]), (kind, name)
-        else:
-            assert x == y, field.name
+def assert_same(x, y, where="translation"):
+    """Equal field by field, through the record's dicts of arrays; every array bit for bit, not approximately."""
+    if dataclasses.is_dataclass(x):
+        for field in dataclasses.fields(x):
+            assert_same(getattr(x, field.name), getattr(y, field.name), f"{where}.{field.name}")
+    elif isinstance(x, dict):
+        assert x.keys() == y.keys(), where
+        for key in x:
+            assert_same(x[key], y[key], f"{where}[{key}]")
+    elif isinstance(x, np.ndarray):
+        assert x.dtype == y.dtype == np.float32 and x.shape == y.shape, where
+        assert np.array_equal(x, y), where
+    else:
+        assert x == y, where
 
 
 @pytest.mark.parametrize("suffix", [".npz", ".json"])
@@ -40,7 +41,7 @@ def test_a_translation_round_trips_exactly(translation, tmp_path, suffix):
     export.save(translation, path)
     back = export.load(path)
     assert_same(translation, back)
-    assert not back.cross_attention.flags.writeable  # like the app's, shared arrays are read-only
+    assert not back.attention("cross").flags.writeable  # like the app's, shared arrays are read-only
     assert back.decoder_input_pieces == translation.decoder_input_pieces
 
 
@@ -70,12 +71,12 @@ def test_a_file_that_is_not_ours_gets_a_clear_error(tmp_path, content, message):
 
 def test_bertviz_input_has_a_tensor_per_layer_and_the_decoder_inputs_as_tokens(translation):
     kwargs = export.to_bertviz(translation)
-    layers, heads, n_src, _ = translation.encoder_self_attention.shape
+    layers, heads, n_src, _ = translation.attention("encoder_self").shape
     assert len(kwargs["encoder_attention"]) == layers
     assert tuple(kwargs["cross_attention"][0].shape) == (1, heads, len(translation.decoder_input_pieces), n_src)
     assert kwargs["encoder_tokens"] == translation.source_pieces
     assert kwargs["decoder_tokens"][0] == "<s>" and len(kwargs["decoder_tokens"]) == len(translation.target_pieces)
-    np.testing.assert_array_equal(kwargs["decoder_attention"][1][0].numpy(), translation.decoder_self_attention[1])
+    np.testing.assert_array_equal(kwargs["decoder_attention"][1][0].numpy(), translation.attention("decoder_self")[1])
 
 
 @pytest.mark.parametrize("view", ["head_view", "model_view"])
@@ -92,7 +93,7 @@ def test_the_translate_command_writes_the_attention_file(tiny_checkpoint, tmp_pa
     out = tmp_path / "tea.npz"
     translate_cli.main(["--checkpoint", str(tiny_checkpoint), "I like tea.", "--attention-out", str(out)])
     back = export.load(out)
-    assert back.source_text == "I like tea." and back.encoder_self_attention.ndim == 4
+    assert back.source_text == "I like tea." and back.attention("encoder_self").ndim == 4
     assert capsys.readouterr().out.strip() == back.target_text.strip()
     with pytest.raises(SystemExit):
         translate_cli.main(["--checkpoint", str(tiny_checkpoint), "a", "b", "--attention-out", str(out)])

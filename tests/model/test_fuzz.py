@@ -21,14 +21,14 @@ EXAMPLES = 150
 
 def check(tr) -> None:
     n_src, n_tgt = len(tr.source_pieces), len(tr.target_pieces)
-    assert tr.encoder_self_attention.shape[2:] == (n_src, n_src)
-    assert tr.decoder_self_attention.shape[2:] == (n_tgt, n_tgt)
-    assert tr.cross_attention.shape[2:] == (n_tgt, n_src)
-    for attention in (tr.encoder_self_attention, tr.decoder_self_attention, tr.cross_attention):
+    assert tr.attention("encoder_self").shape[2:] == (n_src, n_src)
+    assert tr.attention("decoder_self").shape[2:] == (n_tgt, n_tgt)
+    assert tr.attention("cross").shape[2:] == (n_tgt, n_src)
+    for attention in (tr.attention("encoder_self"), tr.attention("decoder_self"), tr.attention("cross")):
         assert np.isfinite(attention).all()
         np.testing.assert_allclose(attention.sum(-1), 1.0, atol=1e-5)
     future = np.triu(np.ones((n_tgt, n_tgt), dtype=bool), 1)
-    assert (tr.decoder_self_attention[..., future] == 0).all()
+    assert (tr.attention("decoder_self")[..., future] == 0).all()
     assert len(tr.token_probs) == len(tr.alternatives) == n_tgt
     for piece in tr.source_pieces + tr.target_pieces:  # nothing invisible or direction-changing reaches a label
         assert not any(c in piece for c in "\u202e\u202d\u200d\u200b\u2066\ufeff\x00\x07")

@@ -82,10 +82,10 @@ def test_a_tiny_model_built_with_one_linking_head_is_found(tiny_model, tiny_toke
         attention.w_k.bias[rows] = 0.0
     result = translate(model, source, target, "I like tea.")
     position = result.source_ids.index(tea)
-    ranked = head_search.rank_heads(result.encoder_self_attention, query=0, key=position)
+    ranked = head_search.rank_heads(result.attention("encoder_self"), query=0, key=position)
     assert (ranked[0].layer, ranked[0].head) == (1, head + 1)
     assert ranked[0].weight > 0.9
-    assert ranked[0].weight == result.encoder_self_attention[0, head, 0, position]
+    assert ranked[0].weight == result.attention("encoder_self")[0, head, 0, position]
 
 
 def test_word_level_maps_merge_each_head():

@@ -9,6 +9,7 @@ import torch
 
 from model import decode, inside, what_if
 from model.checkpoint import load_checkpoint
+from model.teacher_forcing import record_pass
 from model.transformer import Transformer
 
 from ..conftest import SHIPPED, tiny_config
@@ -21,21 +22,21 @@ def tokenizers(tiny_tokenizers):
 
 def test_uniform_cross_attention_rows_are_equal_and_sum_to_one(tiny_model, tokenizers):
     tr = decode.translate(tiny_model, *tokenizers, "Tom drinks tea.", uniform_cross=True)
-    cross = tr.cross_attention  # (layers, heads, tgt, src)
+    cross = tr.attention("cross")  # (layers, heads, tgt, src)
     source_length = len(tr.source_pieces)
     np.testing.assert_allclose(cross.sum(-1), 1.0, atol=1e-6)
     np.testing.assert_array_equal(cross, np.full_like(cross, cross[0, 0, 0, 0]))
     assert cross[0, 0, 0, 0] == pytest.approx(1 / source_length)
     # The other kinds are the model's own: their rows are not uniform.
-    assert np.ptp(tr.encoder_self_attention[0, 0, 0]) > 0
+    assert np.ptp(tr.attention("encoder_self")[0, 0, 0]) > 0
 
 
 def test_uniform_cross_attention_gives_every_step_the_same_context(tiny_model, tokenizers):
     """With uniform weights every decoder step receives the same vector from each cross-attention sub-layer:
     the fixed context C of an encoder-decoder without attention."""
     tr = decode.translate(tiny_model, *tokenizers, "The cat is sleeping.")
-    learned = inside.inside_pass(tiny_model, tr.source_ids, tr.target_ids)
-    uniform = inside.inside_pass(tiny_model, tr.source_ids, tr.target_ids, uniform_cross=True)
+    learned = record_pass(tiny_model, tr.source_ids, tr.target_ids, inside.NEEDS)
+    uniform = record_pass(tiny_model, tr.source_ids, tr.target_ids, inside.NEEDS, uniform_cross=True)
     for layer in range(len(uniform.decoder)):
         update = uniform.decoder[layer]["cross_attention"].update  # (tgt, d_model)
         np.testing.assert_array_equal(update, np.broadcast_to(update[0], update.shape))
@@ -51,7 +52,7 @@ def test_uniform_teacher_forcing_scores_the_original_translation(tiny_model, tok
         tiny_model, *tokenizers, tr.source_text, reference_ids=tr.target_ids, uniform_cross=True
     )
     assert forced.target_ids == tr.target_ids
-    assert np.allclose(forced.cross_attention, 1 / len(tr.source_pieces))
+    assert np.allclose(forced.attention("cross"), 1 / len(tr.source_pieces))
     assert forced.log_prob != pytest.approx(tr.log_prob)
 
 
@@ -110,7 +111,7 @@ def test_layer_norm_standardizes_each_position_before_its_gain_and_bias(tiny_mod
                 if isinstance(module, torch.nn.LayerNorm):
                     module.weight.uniform_(0.5, 2.0)
                     module.bias.uniform_(-0.5, 0.5)
-        result = inside.inside_pass(model, tr.source_ids, tr.target_ids)
+        result = record_pass(model, tr.source_ids, tr.target_ids, inside.NEEDS)
         rows = inside.residual_rows(result.encoder, 1, result.layer_norm_eps)
         assert [r.sublayer for r in rows] == ["self_attention", "feed_forward"] * 2
         for r in rows + inside.residual_rows(result.decoder, 0, result.layer_norm_eps):
@@ -131,7 +132,7 @@ def test_layer_norm_standardizes_each_position_before_its_gain_and_bias(tiny_mod
 
 def test_relu_share_and_relative_updates_are_measured_from_the_pass(tiny_model, tokenizers):
     tr = decode.translate(tiny_model, *tokenizers, "I like tea.")
-    result = inside.inside_pass(tiny_model, tr.source_ids, tr.target_ids)
+    result = record_pass(tiny_model, tr.source_ids, tr.target_ids, inside.NEEDS)
     share = inside.relu_zero_share(result.decoder)
     hidden = result.decoder[1]["feed_forward"].hidden
     assert hidden.shape[1] == tiny_model.cfg.d_ff and (hidden >= 0).all()

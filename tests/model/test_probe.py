@@ -142,7 +142,7 @@ def test_teacher_forcing_a_typed_reference(tiny_model, tiny_tokenizers):
     forced = teacher_force(tiny_model, *tiny_tokenizers, "I like tea.", reference="我喜欢茶。")
     assert "".join(forced.target_pieces).replace("▁", "").startswith("我喜欢茶")
     assert forced.target_pieces[-1] == "</s>"
-    assert forced.cross_attention.shape[-2] == len(forced.target_pieces)
+    assert forced.attention("cross").shape[-2] == len(forced.target_pieces)
     with pytest.raises(ValueError, match="reference"):
         teacher_force(tiny_model, *tiny_tokenizers, "I like tea.", reference=" ")
 
@@ -151,12 +151,12 @@ def test_ablating_no_heads_reproduces_the_output_and_a_whole_layer_changes_it(ti
     plain = translate(tiny_model, *tiny_tokenizers, "Tom drinks tea.")
     same = translate(tiny_model, *tiny_tokenizers, "Tom drinks tea.", ablate={"cross": []})
     assert same.target_ids == plain.target_ids
-    np.testing.assert_array_equal(same.cross_attention, plain.cross_attention)
+    np.testing.assert_array_equal(same.attention("cross"), plain.attention("cross"))
     heads = tiny_model.cfg.n_heads
     changed = translate(
         tiny_model, *tiny_tokenizers, "Tom drinks tea.", ablate={"encoder_self": [(0, h) for h in range(heads)]}
     )
-    assert not np.allclose(changed.encoder_self_attention[1], plain.encoder_self_attention[1])
+    assert not np.allclose(changed.attention("encoder_self")[1], plain.attention("encoder_self")[1])
 
 
 def test_concurrent_sessions_ablating_different_heads_get_their_own_results(tiny_model, tiny_tokenizers):
@@ -176,18 +176,18 @@ def test_concurrent_sessions_ablating_different_heads_get_their_own_results(tiny
         th.join()
     for i, exp in enumerate(expected):
         for got in results[i]:
-            np.testing.assert_allclose(got.encoder_self_attention, exp.encoder_self_attention, atol=1e-6)
-            np.testing.assert_allclose(got.cross_attention, exp.cross_attention, atol=1e-6)
-    assert not np.allclose(expected[0].encoder_self_attention[1], expected[1].encoder_self_attention[1])
+            np.testing.assert_allclose(got.attention("encoder_self"), exp.attention("encoder_self"), atol=1e-6)
+            np.testing.assert_allclose(got.attention("cross"), exp.attention("cross"), atol=1e-6)
+    assert not np.allclose(expected[0].attention("encoder_self")[1], expected[1].attention("encoder_self")[1])
 
 
 def test_every_beam_hypothesis_comes_with_its_own_attention(tiny_model, tiny_tokenizers):
     hypotheses = translate_hypotheses(tiny_model, *tiny_tokenizers, "Good morning.", beam_size=3)
     assert len(hypotheses) >= 2
     for h in hypotheses:
-        assert h.cross_attention.shape[-2] == len(h.target_pieces)
+        assert h.attention("cross").shape[-2] == len(h.target_pieces)
         forced = teacher_force(tiny_model, *tiny_tokenizers, "Good morning.", reference_ids=h.target_ids)
-        np.testing.assert_allclose(forced.cross_attention, h.cross_attention, atol=1e-6)
+        np.testing.assert_allclose(forced.attention("cross"), h.attention("cross"), atol=1e-6)
 
 
 @pytest.mark.slow

@@ -60,7 +60,7 @@ def test_the_batched_sample_holds_exactly_what_each_sentence_computes_alone(tiny
     sample = qk_space.sample_qk(loaded, sentences)
     for kind in ("encoder_self", "decoder_self", "cross"):
         for name, stacked in (("q", sample.queries), ("k", sample.keys)):
-            expected = np.concatenate([tr.qkv[kind][name] for tr in alone], axis=2)
+            expected = np.concatenate([tr.record.qkv[kind][name] for tr in alone], axis=2)
             assert stacked[kind].shape == expected.shape, (kind, name)
             np.testing.assert_allclose(stacked[kind], expected, atol=2e-5)
     assert sample.sentences == 3

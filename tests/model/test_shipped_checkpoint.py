@@ -136,7 +136,7 @@ def test_cross_attention_crosses_where_german_puts_the_verb_last():
     _, source = tr.axis_pieces("cross")
     steps = {piece: i for i, piece in enumerate(tr.target_pieces)}  # cross row i produced target piece i
     for layer in (3, 4, 5):
-        strongest = tr.cross_attention[layer].mean(0).argmax(-1)
+        strongest = tr.attention("cross")[layer].mean(0).argmax(-1)
         assert source[strongest[steps["▁Zeitung"]]] == "▁newspaper"
         assert source[strongest[steps["▁liest"]]] == "▁reading"
 
@@ -149,7 +149,7 @@ def test_cross_attention_reaches_back_for_the_chinese_time_word():
     _, source = tr.axis_pieces("cross")
     step = tr.target_pieces.index("昨天")
     for layer in range(6):
-        assert source[tr.cross_attention[layer].mean(0)[step].argmax()] == "▁yesterday"
+        assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == "▁yesterday"
 
 
 def test_the_seeds_example_writing_jerry_looks_at_jerry():
@@ -166,7 +166,7 @@ def test_the_seeds_example_writing_jerry_looks_at_jerry():
     ):
         step = tr.target_pieces.index(written)
         for layer in layers:
-            assert source[tr.cross_attention[layer].mean(0)[step].argmax()] == read, (written, layer)
+            assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == read, (written, layer)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

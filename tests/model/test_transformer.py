@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from model.decode import pad_batch
+from model.teacher_forcing import pad_batch
 from model.tokenizer import EOS_ID, PAD_ID
 from model.transformer import (
     AttentionOptions,

@@ -37,16 +37,21 @@ def test_beam_hypotheses_share_their_encoder_arrays(tiny_model, tiny_tokenizers)
     assert len(hypotheses) > 1
     first = hypotheses[0]
     for h in hypotheses[1:]:
-        assert h.encoder_self_attention is first.encoder_self_attention
-        assert h.qkv["encoder_self"] is first.qkv["encoder_self"]
-    encoder = first.encoder_self_attention.nbytes + sum(a.nbytes for a in first.qkv["encoder_self"].values())
+        assert h.attention("encoder_self") is first.attention("encoder_self")
+        assert h.record.qkv["encoder_self"] is first.record.qkv["encoder_self"]
+    encoder = first.attention("encoder_self").nbytes + sum(a.nbytes for a in first.record.qkv["encoder_self"].values())
     separate = sum(array_bytes(h) for h in hypotheses)
     assert array_bytes(hypotheses) == separate - (len(hypotheses) - 1) * encoder
 
 
 def test_a_shared_translation_cannot_be_changed_by_a_view(tiny_model, tiny_tokenizers):
     tr = translate_hypotheses(tiny_model, *tiny_tokenizers, "I like tea.")[0]
-    for array in (tr.encoder_self_attention, tr.decoder_self_attention, tr.cross_attention, tr.qkv["cross"]["q"]):
+    for array in (
+        tr.attention("encoder_self"),
+        tr.attention("decoder_self"),
+        tr.attention("cross"),
+        tr.record.qkv["cross"]["q"],
+    ):
         with pytest.raises(ValueError):
             array[0] = 0
 

@@ -89,7 +89,7 @@ def test_step_by_step_reproduces_the_models_attention_row(tiny_model, tiny_token
     """The step-by-step view recomputes softmax(q·K/√d_k) from the model's own Q and K: it must land exactly on
     the weights the model returned, for every layer, head and query."""
     result = translate(tiny_model, *tiny_tokenizers, "Tom drinks tea.")
-    qkv, attention = result.qkv[kind], result.attention(kind)
+    qkv, attention = result.record.qkv[kind], result.attention(kind)
     n_layers, n_heads, n_queries, _ = attention.shape
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -104,7 +104,7 @@ def test_step_by_step_reproduces_the_models_attention_row(tiny_model, tiny_token
 def test_step_by_step_output_is_the_heads_weighted_sum(tiny_model, tiny_tokenizers):
     """The head output Σ w_j v_j, concatenated over heads and passed through W_O, is the layer's real output."""
     result = translate(tiny_model, *tiny_tokenizers, "I like tea.")
-    qkv = result.qkv["encoder_self"]
+    qkv = result.record.qkv["encoder_self"]
     n_heads = qkv["q"].shape[1]
     outputs = [attention_steps(qkv["q"][0, h, 1], qkv["k"][0, h], qkv["v"][0, h]).output for h in range(n_heads)]
     layer = tiny_model.encoder_layers[0].self_attention
