@@ -114,24 +114,28 @@ def snapshot_map(
             y1=row + 0.5,
             line=dict(color=TRUE_CELL, width=4),
         )
-    # The outline's legend entry (shapes have none).
-    fig.add_trace(
-        go.Scatter(
-            x=[None],
-            y=[None],
-            mode="markers",
-            marker=dict(symbol="square-open", size=14, color=TRUE_CELL, line=dict(width=3)),
-            name=labels["truth"],
-            showlegend=True,
+    return with_outline_legend(fig, {labels["truth"]: TRUE_CELL})
+
+
+def with_outline_legend(fig: go.Figure, outlines: dict[str, str]) -> go.Figure:
+    """A legend entry for each outline colour (shapes have none), below the map, under the query axis title
+    (which a Chinese title puts there, upright). outlines: name -> colour."""
+    for name, color in outlines.items():
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker=dict(symbol="square-open", size=14, color=color, line=dict(width=3)),
+                name=name,
+                showlegend=True,
+            )
         )
-    )
-    # Below the map, under the query axis title (which a Chinese title puts there, upright).
-    bottom = fig.layout.margin.b + 34
     fig.update_layout(
         legend=dict(orientation="h", yanchor="bottom", y=0, yref="container", x=0),
         showlegend=True,
         height=fig.layout.height + 34,
-        margin=dict(b=bottom),
+        margin=dict(b=fig.layout.margin.b + 34),
     )
     return fig
 
@@ -192,25 +196,7 @@ def sequence_map(
             y1=row + 0.5,
             line=dict(color=TRUE_CELL, width=3),
         )
-    for name, color in ((labels["block"], BLOCK_COLOR), (labels["truth"], TRUE_CELL)):
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                marker=dict(symbol="square-open", size=14, color=color, line=dict(width=3)),
-                name=name,
-                showlegend=True,
-            )
-        )
-    bottom = fig.layout.margin.b + 34
-    fig.update_layout(
-        legend=dict(orientation="h", yanchor="bottom", y=0, yref="container", x=0),
-        showlegend=True,
-        height=fig.layout.height + 34,
-        margin=dict(b=bottom),
-    )
-    return fig
+    return with_outline_legend(fig, {labels["block"]: BLOCK_COLOR, labels["truth"]: TRUE_CELL})
 
 
 def layer_gradients(layers: list[str], norms: dict[str, list[float]], labels: dict) -> go.Figure:

@@ -13,10 +13,8 @@ import streamlit as st
 
 from model import toy
 from ui import widgets
-from ui.cache import failed
 from ui.common import Context, chart
-from ui.lessons.learned import expected_seconds
-from ui.models import toy_run, toy_runs
+from ui.lessons.learned import expected_seconds, map_labels, train_together
 from ui.views import Lesson, register
 from viz.toy import sequence_map, snapshot_map
 from words import t
@@ -42,33 +40,11 @@ def show_decoder_only(ctx: Context) -> None:
         horizontal=True,
     )
     settings = both_settings(task)
-    futures = [toy_runs().peek(s) for s in settings]
-    if any(f is None or failed(f) for f in futures):
-        seconds = sum(expected_seconds(s) for s in settings)
-        if st.button(t("alone_train", lang, seconds=seconds), type="primary", key="alone_train"):
-            for s in settings:
-                toy_run(s)
-            st.rerun()
-        if any(f is not None and failed(f) for f in futures):
-            st.caption(t("toy_failed", lang))
-        return
-    if not all(f.done() for f in futures):
-        both_progress(settings, lang)
-        return
-    show_both(*(f.result() for f in futures), lang)
-
-
-@st.fragment(run_every=0.5)
-def both_progress(settings: tuple[toy.ToySettings, ...], lang: str) -> None:
-    """Both runs' progress (one background thread trains them one after the other); the page is drawn again once
-    both have finished."""
-    if all((f := toy_runs().peek(s)) is not None and f.done() for s in settings):
-        st.rerun(scope="app")
-    for s in settings:
-        progress = toy_runs().progress(s)
-        name = t(f"alone_{s.architecture}", lang)
-        done, total = progress if progress else (0, s.steps)
-        st.progress(done / total, text=t("alone_training", lang, model=name, done=done, total=total))
+    names = [t(f"alone_{s.architecture}", lang) for s in settings]
+    seconds = sum(expected_seconds(s) for s in settings)
+    runs = train_together(list(settings), names, t("alone_train", lang, seconds=seconds), "alone_train", lang)
+    if runs is not None:
+        show_both(*runs, lang)
 
 
 def show_both(together: toy.ToyRun, alone: toy.ToyRun, lang: str) -> None:
@@ -107,13 +83,7 @@ def show_both(together: toy.ToyRun, alone: toy.ToyRun, lang: str) -> None:
             together.target,
             together.source,
             together.alignment,
-            dict(
-                query_axis=t("toy_rows", lang),
-                key_axis=t("toy_columns", lang),
-                weight=t("weight", lang),
-                truth=t("toy_truth", lang),
-                predicts=t("toy_writes", lang),
-            ),
+            map_labels(lang),
             t("alone_cross_title", lang, layer=last_together.layer + 1, heads=heads, step=last_together.step),
             predicted=last_together.forced,
         ),

@@ -185,15 +185,7 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
     st.session_state.setdefault("toy_snapshot", steps[-1])
     step = st.select_slider(t("toy_snapshot", lang), options=steps, key="toy_snapshot")
     snap = run.snapshots[steps.index(step)]
-    labels = dict(
-        step=t("toy_step", lang),
-        loss=t("toy_loss", lang),
-        share=t("toy_share", lang),
-        exact=t("toy_exact", lang),
-        aer=t("toy_aer", lang),
-        loss_title=t("toy_loss_title", lang),
-        share_title=t("toy_share_title", lang, n=held_out),
-    )
+    labels = curve_labels(lang, held_out)
     # The map: the layer that aligns best at the end of the run (the same layer on every snapshot, so the slider
     # shows one map change), its mean over heads or one head.
     n_layers, n_heads = len(last.cross_heads), len(last.cross_heads[0])
@@ -218,13 +210,7 @@ def show_run(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> None:
         run.target,
         run.source,
         run.alignment,
-        dict(
-            query_axis=t("toy_rows", lang),
-            key_axis=t("toy_columns", lang),
-            weight=t("weight", lang),
-            truth=t("toy_truth", lang),
-            predicts=t("toy_writes", lang),
-        ),
+        map_labels(lang),
         title,
         predicted=snap.forced,
     )
@@ -292,6 +278,62 @@ def verdict(run: toy.ToyRun, settings: toy.ToySettings, lang: str) -> str:
     if not settings.positional_encoding:
         text = sentences(lang, text, t("toy_no_positions_note", lang))
     return text
+
+
+def curve_labels(lang: str, held_out: int) -> dict:
+    """The words of viz.toy.learning_curves, in the interface language."""
+    return dict(
+        step=t("toy_step", lang),
+        loss=t("toy_loss", lang),
+        share=t("toy_share", lang),
+        exact=t("toy_exact", lang),
+        aer=t("toy_aer", lang),
+        loss_title=t("toy_loss_title", lang),
+        share_title=t("toy_share_title", lang, n=held_out),
+    )
+
+
+def map_labels(lang: str) -> dict:
+    """The words of viz.toy.snapshot_map, in the interface language."""
+    return dict(
+        query_axis=t("toy_rows", lang),
+        key_axis=t("toy_columns", lang),
+        weight=t("weight", lang),
+        truth=t("toy_truth", lang),
+        predicts=t("toy_writes", lang),
+    )
+
+
+def train_together(
+    settings: list[toy.ToySettings], names: list[str], label: str, key: str, lang: str, primary: bool = True
+) -> list[toy.ToyRun] | None:
+    """Toy runs a lesson sets side by side: a button that starts them all (one background thread trains them one
+    after the other), their progress while they train, and -> their results once every one has finished (None
+    before)."""
+    futures = [toy_runs().peek(s) for s in settings]
+    if any(f is None or failed(f) for f in futures):
+        if st.button(label, type="primary" if primary else "secondary", key=key):
+            for s in settings:
+                toy_run(s)
+            st.rerun()
+        if any(f is not None and failed(f) for f in futures):
+            st.caption(t("toy_failed", lang))
+        return None
+    if not all(f.done() for f in futures):
+        runs_progress(tuple(settings), tuple(names), lang)
+        return None
+    return [f.result() for f in futures]
+
+
+@st.fragment(run_every=0.5)
+def runs_progress(settings: tuple[toy.ToySettings, ...], names: tuple[str, ...], lang: str) -> None:
+    """Each run's progress, read twice a second; the page is drawn again once all have finished."""
+    if all((f := toy_runs().peek(s)) is not None and f.done() for s in settings):
+        st.rerun(scope="app")
+    for s, name in zip(settings, names):
+        progress = toy_runs().progress(s)
+        done, total = progress if progress else (0, s.steps)
+        st.progress(done / total, text=t("alone_training", lang, model=name, done=done, total=total))
 
 
 register(Lesson("lesson_learned", None, own_view=show_learned, widgets=WIDGETS, intro_values=intro_values))

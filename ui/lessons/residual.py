@@ -8,10 +8,10 @@ import streamlit as st
 
 from model import inside, toy
 from ui import widgets
-from ui.cache import failed
 from ui.common import Context, chart
-from ui.lessons.learned import expected_seconds
-from ui.models import get_inside, toy_run, toy_runs
+from ui.lessons.learned import curve_labels, expected_seconds, train_together
+from ui.lessons.learned import curves as toy_curves
+from ui.models import get_inside
 from ui.views import Lesson, register
 from viz import inside as inside_viz
 from viz.labels import query_labels
@@ -174,40 +174,16 @@ def show_norm_placement(lang: str) -> None:
         st, t("norm_setting", lang), list(NORM_SETTINGS), key="norm_setting", format_func=lambda k: t(k, lang)
     )
     settings = [toy.ToySettings(norm=norm, **NORM_SETTINGS[choice]) for norm in toy.NORMS]
-    futures = [toy_runs().peek(s) for s in settings]
-    if any(f is None or failed(f) for f in futures):
-        seconds = sum(expected_seconds(s) * s.layers // 2 for s in settings)
-        if st.button(t("norm_train", lang, seconds=seconds), key="norm_train"):
-            for s in settings:
-                toy_run(s)
-            st.rerun()
+    names = [t(f"norm_{s.norm}", lang) for s in settings]
+    seconds = sum(expected_seconds(s) * s.layers // 2 for s in settings)
+    runs = train_together(settings, names, t("norm_train", lang, seconds=seconds), "norm_train", lang, primary=False)
+    if runs is None:
         return
-    if not all(f.done() for f in futures):
-        norm_progress(tuple(settings), lang)
-        return
-    post, pre = (f.result() for f in futures)
-    names = {run.settings["norm"]: t(f"norm_{run.settings['norm']}", lang) for run in (post, pre)}
-    curves = [
-        dict(
-            name=names[run.settings["norm"]],
-            steps=[s.step for s in run.snapshots],
-            loss=[s.loss for s in run.snapshots],
-            exact_match=[s.exact_match for s in run.snapshots],
-            aer=[s.aer for s in run.snapshots],
-        )
-        for run in (post, pre)
-    ]
-    labels = dict(
-        step=t("toy_step", lang),
-        loss=t("toy_loss", lang),
-        share=t("toy_share", lang),
-        exact=t("toy_exact", lang),
-        aer=t("toy_aer", lang),
-        loss_title=t("toy_loss_title", lang),
-        share_title=t("toy_share_title", lang, n=post.held_out),
-    )
+    post, pre = runs
+    curves = [toy_curves(run, name) for run, name in zip(runs, names)]
+    labels = curve_labels(lang, post.held_out)
     chart(learning_curves(curves, labels), key="norm-curves")
-    first = {names[run.settings["norm"]]: run.gradient_norms[0] for run in (post, pre)}
+    first = {name: run.gradient_norms[0] for run, name in zip(runs, names)}
     chart(
         layer_gradients(
             post.gradient_layers,
@@ -231,18 +207,6 @@ def show_norm_placement(lang: str) -> None:
             loss_pre=last_pre.loss,
         )
     )
-
-
-@st.fragment(run_every=0.5)
-def norm_progress(settings: tuple[toy.ToySettings, ...], lang: str) -> None:
-    if all((f := toy_runs().peek(s)) is not None and f.done() for s in settings):
-        st.rerun(scope="app")
-    for s in settings:
-        progress = toy_runs().progress(s)
-        done, total = progress if progress else (0, s.steps)
-        st.progress(
-            done / total, text=t("alone_training", lang, model=t(f"norm_{s.norm}", lang), done=done, total=total)
-        )
 
 
 register(
