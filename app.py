@@ -21,7 +21,7 @@ from ui import navigation, session, views, widgets
 from ui.attention import switches_in_browser, translation_notes
 from ui.cache import page_runs
 from ui.checkpoints import checkpoint_root
-from ui.common import Context
+from ui.common import Context, HeadChoice
 from ui.lessons.learned import start_default_run
 from ui.models import (
     computes_ahead,
@@ -200,8 +200,7 @@ def main() -> None:  # noqa: C901 (issue 60 splits it)
         model_output=model_output,
         checkpoint=checkpoint,
         beam=beam,
-        layer=int(st.session_state.layer),
-        head=st.session_state.head,
+        chosen=HeadChoice.shown_as(st.session_state.layer, st.session_state.head),  # parsed once, here
         lang=lang,
         word_level=st.session_state.word_level,
         language_pair=language_pair,

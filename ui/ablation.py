@@ -122,16 +122,16 @@ def switched_off(chosen: list[str], layers: dict[str, int], n_heads: int, lang: 
 
 
 def show_ablation(ctx: Context) -> None:
-    tr, checkpoint, beam, layer, head, lang = ctx.model_output, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
+    tr, checkpoint, beam, lang = ctx.model_output, ctx.checkpoint, ctx.beam, ctx.lang
     word_level, languages = ctx.word_level, ctx.language_pair
     st.caption(t("ablation_hint", lang))
     cfg = get_model(checkpoint).model.cfg
-    chosen = head_grids(cfg, lang)
-    if not chosen:
+    switched = head_grids(cfg, lang)
+    if not switched:
         return
     layers = {kind: cfg.n_layers(kind) for kind in KINDS}
-    st.caption(t("ablated_list", lang, heads=switched_off(chosen, layers, cfg.n_heads, lang)))
-    ablated_key = tuple(sorted(chosen))
+    st.caption(t("ablated_list", lang, heads=switched_off(switched, layers, cfg.n_heads, lang)))
+    ablated_key = tuple(sorted(switched))
     ablated = get_hypotheses(checkpoint, tr.source_text, beam, ablated_key)[0]
     left, right = st.columns(2)
     left.caption(t("original", lang))
@@ -145,8 +145,8 @@ def show_ablation(ctx: Context) -> None:
     )
     st.markdown(f"**{t('ablated_map', lang)}**")
     kind = kind_selector(lang, "ablation_kind")
-    layer = layer_of_kind(ablated, kind, layer, lang)
-    fig, *_ = attention_heatmap(ablated, kind, layer, head, lang, word_level, languages)
+    chosen = layer_of_kind(ablated, kind, ctx.chosen, lang)
+    fig, *_ = attention_heatmap(ablated, kind, chosen, lang, word_level, languages)
     chart(fig, key="ablation-heatmap")
 
 

@@ -16,7 +16,16 @@ from model.progress import Cancelled
 from ui import models, widgets
 from ui import views as registry
 from ui.cache import failed
-from ui.common import PLOTLY_CONFIG, Context, attention_heatmap, chart, head_name, inspect_head, layer_of_kind
+from ui.common import (
+    PLOTLY_CONFIG,
+    Context,
+    HeadChoice,
+    attention_heatmap,
+    chart,
+    head_name,
+    inspect_head,
+    layer_of_kind,
+)
 from ui.decoding import show_trail
 from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
@@ -152,14 +161,14 @@ def attribution_progress(key: tuple, name: str, lang: str) -> None:
     )
 
 
-def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, method: str, checkpoint: str, lang: str):
+def attribution_map(tr: decode.Translation, kind: str, chosen: HeadChoice, method: str, checkpoint: str, lang: str):
     """-> (the view's map under the method, its title, its colour-bar label, signed?, the method's whole result)
     or None for raw weights (also while a slow method waits to be asked for on this sentence, or computes)."""
-    chosen = attribute.METHODS[method]
-    if chosen.recorded or checkpoint is None:
+    account = attribute.METHODS[method]
+    if account.recorded or checkpoint is None:
         return None
     name = t(f"attribution_{method}", lang)
-    if kind not in chosen.kinds:
+    if kind not in account.kinds:
         st.info(t("attribution_no_encoder", lang, method=name))
         return None
     if models.is_slow(method):
@@ -168,7 +177,7 @@ def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, me
         key = models.attribution_key(checkpoint, tr, method)
         job = models.slow_attributions().peek(key)
         if job is None or failed(job):
-            st.info(t("attribution_on_demand", lang, method=name[:1].upper() + name[1:], seconds=chosen.seconds))
+            st.info(t("attribution_on_demand", lang, method=name[:1].upper() + name[1:], seconds=account.seconds))
             if job is not None:
                 error = None if job.cancelled() else job.exception()
                 cancelled = error is None or isinstance(error, Cancelled)
@@ -190,21 +199,23 @@ def attribution_map(tr: decode.Translation, kind: str, layer: int, head: str, me
         with st.spinner(t("attribution_computing", lang, method=name), show_time=True):
             record, computed = get_attribution(checkpoint, tr, method)
     model = get_model(checkpoint).model
-    values = chosen.view(model, record, kind, layer - 1, None if head == "mean" else int(head) - 1, computed)
+    values = account.view(model, record, kind, chosen.layer, chosen.head, computed)
+    layer, head = chosen.shown_layer, head_name(chosen.shown_head, lang)
     where = {
         "model": lambda: t("attribution_whole_model", lang),
         "layer": lambda: t("attribution_up_to_layer", lang, layer=layer),
-        "head": lambda: t("attribution_layer_head", lang, layer=layer, head=head_name(head, lang)),
-    }[chosen.granularity]()
+        "head": lambda: t("attribution_layer_head", lang, layer=layer, head=head),
+    }[account.granularity]()
     title = t("attribution_title", lang, kind=kind_name(kind, lang), method=name, where=where)
-    return values, title, t(f"attribution_unit_{method}", lang), chosen.signed, computed
+    return values, title, t(f"attribution_unit_{method}", lang), account.signed, computed
 
 
-def show_alignment_score(checkpoint: str | None, layer: int, head: str, lang: str) -> None:
+def show_alignment_score(checkpoint: str | None, chosen: HeadChoice, lang: str) -> None:
     """This head's (or layer's) alignment error on the checkpoint's gold set, and the best head's."""
     table = get_alignment(checkpoint) if checkpoint else None
     if not table:
         return
+    layer, head = chosen.shown_layer, chosen.shown_head  # as the table names them
     rows = table["results"]
     mine = align.aer_of(rows, "attention", layer, head)
     best = align.best_row(rows, attribute.RAW)
@@ -243,11 +254,11 @@ def show_attention(ctx: Context, kind: str) -> None:
     The download button keeps ctx.fetch (which gets the translation again from the shared cache, or computes it
     anew) instead of the translation itself: Streamlit keeps a session's download callables as long as the
     session, even disconnected, and a beam-8 translation of a long sentence holds tens of MiB."""
-    tr, head, lang, word_level, languages = ctx.tr, ctx.head, ctx.lang, ctx.word_level, ctx.language_pair
+    tr, lang, word_level, languages = ctx.tr, ctx.lang, ctx.word_level, ctx.language_pair
     checkpoint, fetch = ctx.checkpoint, ctx.fetch
-    layer = layer_of_kind(tr, kind, ctx.layer, lang)
+    chosen = layer_of_kind(tr, kind, ctx.chosen, lang)
     method = st.session_state.get("attribution", attribute.RAW) if checkpoint else attribute.RAW
-    attribution = attribution_map(tr, kind, layer, head, method, checkpoint, lang)
+    attribution = attribution_map(tr, kind, chosen, method, checkpoint, lang)
     # Switched in the browser: the raw weights of every layer and head of this kind go to the page once, and a
     # switch draws there, without a server run (the layer and head reach the server through the link). The
     # server's own map is then not built at all.
@@ -255,17 +266,16 @@ def show_attention(ctx: Context, kind: str) -> None:
     if attribution is None:
         method = attribute.RAW
     if in_browser:
-        show_in_browser(tr, kind, layer, head, lang, languages)
+        show_in_browser(tr, kind, chosen, lang, languages)
     else:
         if attribution is None:
-            fig, weights, queries, keys = attention_heatmap(tr, kind, layer, head, lang, word_level, languages)
+            fig, weights, queries, keys = attention_heatmap(tr, kind, chosen, lang, word_level, languages)
         else:
             values, title, unit, signed, computed = attribution
             fig, weights, queries, keys = attention_heatmap(
                 tr,
                 kind,
-                layer,
-                head,
+                chosen,
                 lang,
                 word_level,
                 languages,
@@ -291,7 +301,7 @@ def show_attention(ctx: Context, kind: str) -> None:
                 )
             )
     if kind == "cross" and raw and not in_browser:  # about the server's map; the page's own may show another
-        show_alignment_score(checkpoint, layer, head, lang)
+        show_alignment_score(checkpoint, chosen, lang)
     if raw:  # what the weights of this kind are; another account has its own caption above
         st.caption(
             t(
@@ -300,7 +310,7 @@ def show_attention(ctx: Context, kind: str) -> None:
             )
         )
     attention = tr.attention(kind)
-    if head == "mean" or in_browser:  # the page's lists offer the mean too
+    if chosen.head is None or in_browser:  # the page's lists offer the mean too
         st.caption(t("mean_note", lang, heads=attention.shape[1]))
     # Files are made only when a button is clicked (a callable), not on every run; a click does not rerun.
     # Two a row: three cut their labels in the main column at 1024 px. The one map's CSV is the server's chosen
@@ -312,7 +322,8 @@ def show_attention(ctx: Context, kind: str) -> None:
         csv_button.download_button(
             t("download_csv" if raw else "download_csv_method", lang),
             lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
-            file_name=f"{kind}-layer{layer}-head{head}{'' if raw else '-' + method}{'-words' * word_level}.csv",
+            file_name=f"{kind}-layer{chosen.shown_layer}-head{chosen.shown_head}"
+            f"{'' if raw else '-' + method}{'-words' * word_level}.csv",
             mime="text/csv",
             key=f"csv-{kind}",
             on_click="ignore",
@@ -329,7 +340,7 @@ def show_attention(ctx: Context, kind: str) -> None:
     model_name = Path(ctx.checkpoint).name
     html_button.download_button(
         t("download_html", lang),
-        lambda: handout(fetch(), lang, model_name, languages, kind, layer, head),
+        lambda: handout(fetch(), lang, model_name, languages, kind, chosen.shown_layer, chosen.shown_head),
         file_name="attention.html",
         mime="text/html",
         key=f"html-{kind}",
@@ -345,9 +356,8 @@ def show_attention(ctx: Context, kind: str) -> None:
     if in_browser:
         return  # the grid is in the page's own drawing
     # the chosen head, outlined in the grid, where the map shows one head
-    highlight = (
-        (layer - 1, int(head) - 1) if head != "mean" and attribute.METHODS[method].granularity == "head" else None
-    )
+    one_head = chosen.head is not None and attribute.METHODS[method].granularity == "head"
+    highlight = (chosen.layer, chosen.head) if one_head else None
     grid = models.shared_figure(
         tr,
         ("grid", kind, highlight, raw, lang),
@@ -373,10 +383,10 @@ def show_attention(ctx: Context, kind: str) -> None:
         on_select=functools.partial(open_clicked_head, kind),
         selection_mode="points",
     )
-    st.caption(t("grid_help_mean" if head == "mean" else "grid_help", lang))
+    st.caption(t("grid_help_mean" if chosen.head is None else "grid_help", lang))
 
 
-def show_in_browser(tr: decode.Translation, kind: str, layer: int, head: str, lang: str, languages) -> None:
+def show_in_browser(tr: decode.Translation, kind: str, chosen: HeadChoice, lang: str, languages) -> None:
     """This kind's maps switched in the page (viz.handout.switcher_html): one iframe with every layer and head."""
     st.session_state.link_in_browser = True  # app.main: the page writes the link from now on (ui.session)
     document = dict(
@@ -387,8 +397,8 @@ def show_in_browser(tr: decode.Translation, kind: str, layer: int, head: str, la
         document,
         handout_labels(lang),
         lang,
-        layer - 1,
-        head if head == "mean" else int(head) - 1,
+        chosen.layer,
+        "mean" if chosen.head is None else chosen.head,  # the page's own name for the layer's heads together
         STATIC_URL,
         present=bool(st.session_state.get("present")),
     )

@@ -4,7 +4,7 @@ and the main attention heatmap."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
@@ -42,6 +42,35 @@ def presentation_map_height() -> int | None:
 
 
 @dataclass(frozen=True)
+class HeadChoice:
+    """The layer and head a view shows, as model/ indexes them: 0-based, head None for the layer's heads together.
+    Parsed once from what a person chose (the sidebar, the session and the link hold them 1-based, head "mean" for
+    all), and shown 1-based again on screen."""
+
+    layer: int
+    head: int | None
+
+    @classmethod
+    def shown_as(cls, layer: int | str, head: str) -> HeadChoice:
+        """From the 1-based layer and head ("1".."H", or "mean") a person reads."""
+        return cls(int(layer) - 1, None if head == "mean" else int(head) - 1)
+
+    @property
+    def shown_layer(self) -> int:
+        return self.layer + 1
+
+    @property
+    def shown_head(self) -> str:
+        return "mean" if self.head is None else str(self.head + 1)
+
+    @property
+    def one_head(self) -> int:
+        """The head whose own vectors a view shows: the chosen one, the first where the layer's heads are chosen
+        together (their mean has no queries or keys of its own)."""
+        return 0 if self.head is None else self.head
+
+
+@dataclass(frozen=True)
 class Context:
     """What every view reads: the translation shown (teacher-forced when a reference is given), the model's own
     output, where it came from, the chosen layer and head, and the interface language."""
@@ -50,8 +79,7 @@ class Context:
     model_output: decode.Translation
     checkpoint: str
     beam: int
-    layer: int
-    head: str  # "mean" or "1".."H"
+    chosen: HeadChoice
     lang: str
     word_level: bool
     language_pair: tuple[str, str]  # the checkpoint's (source, target) language codes; lang is the interface's
@@ -90,10 +118,10 @@ def chart(fig, key: str, stretch: bool = True) -> None:
     st.plotly_chart(fig, key=key, config=PLOTLY_CONFIG, width="stretch" if stretch else "content")
 
 
-def selected_weights(attention: np.ndarray, layer: int, head: str) -> np.ndarray:
-    """attention (layers, heads, queries, keys), 1-based layer, head "mean" or "1".."H" -> (queries, keys)."""
-    per_layer = attention[layer - 1]
-    return attention_viz.mean_over_heads(per_layer) if head == "mean" else per_layer[int(head) - 1]
+def selected_weights(attention: np.ndarray, chosen: HeadChoice) -> np.ndarray:
+    """attention (layers, heads, queries, keys) -> the chosen head's (queries, keys), or its layer's mean."""
+    per_layer = attention[chosen.layer]
+    return attention_viz.mean_over_heads(per_layer) if chosen.head is None else per_layer[chosen.head]
 
 
 def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> list[str]:
@@ -116,14 +144,14 @@ def row_outcomes(tr: decode.Translation, lang: str, sentence: bool = False) -> l
     return out
 
 
-def layer_of_kind(tr: decode.Translation, kind: str, layer: int, lang: str) -> int:
+def layer_of_kind(tr: decode.Translation, kind: str, chosen: HeadChoice, lang: str) -> HeadChoice:
     """The chosen layer, or this kind's last one when its stack is shallower (a checkpoint may have more encoder
     than decoder layers, or fewer); says so when it had to step back."""
     n_layers = tr.attention(kind).shape[0]
-    if layer > n_layers:
-        st.caption(t("layer_clamped", lang, kind=kind_in_sentence(kind, lang), n=n_layers, layer=layer))
-        return n_layers
-    return layer
+    if chosen.layer >= n_layers:
+        st.caption(t("layer_clamped", lang, kind=kind_in_sentence(kind, lang), n=n_layers, layer=chosen.shown_layer))
+        return replace(chosen, layer=n_layers - 1)
+    return chosen
 
 
 def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: tuple[str, str]):
@@ -138,6 +166,7 @@ def every_head(tr: decode.Translation, kind: str, word_level: bool, languages: t
 
 
 def head_name(head: str, lang: str) -> str:
+    """A head as a person reads it: head "1".."H", or "mean" for the layer's heads together."""
     return t("mean_heads", lang) if head == "mean" else t("head_n", lang, n=head)
 
 
@@ -162,8 +191,7 @@ def query_selector(tr: decode.Translation, kind: str, lang: str, key: str, label
 def attention_heatmap(
     tr: decode.Translation,
     kind: str,
-    layer: int,
-    head: str,
+    chosen: HeadChoice,
     lang: str,
     word_level: bool,
     languages: tuple[str, str],
@@ -179,22 +207,20 @@ def attention_heatmap(
     if values is None:  # the raw weights: one figure for every session on this translation and view
         return models.shared_figure(
             tr,
-            ("heatmap", kind, layer, head, lang, word_level, languages, title, height),
+            ("heatmap", kind, chosen, lang, word_level, languages, title, height),
             lambda: _attention_heatmap(
-                tr, kind, layer, head, lang, word_level, languages, title, None, signed, value_label, height
+                tr, kind, chosen, lang, word_level, languages, title, None, signed, value_label, height
             ),
         )
-    return _attention_heatmap(
-        tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, height
-    )
+    return _attention_heatmap(tr, kind, chosen, lang, word_level, languages, title, values, signed, value_label, height)
 
 
 def _attention_heatmap(
-    tr, kind, layer, head, lang, word_level, languages, title, values, signed, value_label, height: int | None
+    tr, kind, chosen, lang, word_level, languages, title, values, signed, value_label, height: int | None
 ):
     """height: the presentation map's height at most (presentation mode), None for the normal page."""
     queries, keys = tr.axis_pieces(kind)
-    weights = selected_weights(tr.attention(kind), layer, head) if values is None else values
+    weights = selected_weights(tr.attention(kind), chosen) if values is None else values
     masked = attention_viz.causal_mask(len(queries)) if kind == "decoder_self" else None
     predicted = row_outcomes(tr, lang) if kind != "encoder_self" else None
     if word_level:
@@ -210,7 +236,14 @@ def _attention_heatmap(
         key_axis,
         font_scale=PRESENTATION_SCALE if height else 1.0,
         max_height=height,
-        title=title or t("heatmap_title", lang, kind=kind_name(kind, lang), layer=layer, head=head_name(head, lang)),
+        title=title
+        or t(
+            "heatmap_title",
+            lang,
+            kind=kind_name(kind, lang),
+            layer=chosen.shown_layer,
+            head=head_name(chosen.shown_head, lang),
+        ),
         masked=masked,
         masked_label=t("masked_cell", lang),
         predicted_tokens=predicted,

@@ -34,7 +34,7 @@ STOP_WORDS = {"the", "a", "an", "is", "was", "it", "to", "of", "and", "because",
 
 def show_compare(ctx: Context) -> None:
     """Two sentences side by side: the same view, layer and head, one colour scale (0 to 1, as every map)."""
-    tr, checkpoint, beam, layer, head, lang = ctx.tr, ctx.checkpoint, ctx.beam, ctx.layer, ctx.head, ctx.lang
+    tr, checkpoint, beam, lang = ctx.tr, ctx.checkpoint, ctx.beam, ctx.lang
     word_level, languages = ctx.word_level, ctx.language_pair
     second = st.session_state.second_sentence.strip()
     if not second:
@@ -50,11 +50,11 @@ def show_compare(ctx: Context) -> None:
         )
     )
     kind = kind_selector(lang, "compare_kind")
-    layer = layer_of_kind(tr, kind, layer, lang)
+    chosen = layer_of_kind(tr, kind, ctx.chosen, lang)
     left, right = map_pair(max(len(tr.source_pieces), len(tr.target_pieces), len(other.target_pieces)))
     figures = []
     for column, translation, name in ((left, tr, "a"), (right, other, "b")):
-        fig, weights, queries, keys = attention_heatmap(translation, kind, layer, head, lang, word_level, languages)
+        fig, weights, queries, keys = attention_heatmap(translation, kind, chosen, lang, word_level, languages)
         figures.append((weights, queries, keys))
         with column:
             chart(fig, key=f"compare-{name}")

@@ -66,13 +66,13 @@ def show_trail(tr: decode.Translation, original: decode.Translation | None, lang
 
 
 def show_decoding_steps(ctx: Context) -> None:
-    tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
+    tr, lang = ctx.tr, ctx.lang
     st.caption(t("caption_decoding_steps", lang))
     n = len(tr.target_pieces)
     if st.session_state.get("decode_step", 0) >= n:
         st.session_state.decode_step = 0
     step = st.slider(t("step", lang), 0, n - 1, key="decode_step") if n > 1 else 0
-    layer = layer_of_kind(tr, "cross", layer, lang)  # decoder self- and cross-attention share the decoder's layers
+    chosen = layer_of_kind(tr, "cross", ctx.chosen, lang)  # decoder self- and cross-attention share the layers
     decoder_inputs = tr.decoder_input_pieces
     st.markdown(t("partial_output", lang, step=step))
     st.code(" ".join(decoder_inputs[: step + 1]), language=None, wrap_lines=True)
@@ -85,9 +85,9 @@ def show_decoding_steps(ctx: Context) -> None:
     )
     fig = decoding_step_figure(
         step,
-        selected_weights(tr.attention("decoder_self"), layer, head)[step],
+        selected_weights(tr.attention("decoder_self"), chosen)[step],
         decoder_inputs,
-        selected_weights(tr.attention("cross"), layer, head)[step],
+        selected_weights(tr.attention("cross"), chosen)[step],
         tr.source_pieces,
         tr.alternatives[step],
         tr.target_pieces[step],

@@ -71,15 +71,15 @@ def show_qk_space(ctx: Context) -> None:
     st.caption(t("qk_explain", lang))
     kind = kind_selector(lang, "qk_kind")
     position = query_selector(tr, kind, lang, "qk_query", label="qk_query_label")
-    layer = layer_of_kind(tr, kind, ctx.layer, lang)
-    head = 0 if ctx.head == "mean" else int(ctx.head) - 1
-    if ctx.head == "mean":
+    chosen = layer_of_kind(tr, kind, ctx.chosen, lang)
+    if chosen.head is None:
         st.caption(t("mean_shows_head_1", lang))
+    layer, head = chosen.layer, chosen.one_head
     with st.spinner(t("qk_sampling", lang)):  # only if the background run is not done yet
         sample = get_qk_sample(ctx.checkpoint)
-    q, k = qk_space.head_points(tr, kind, layer - 1, head)
-    projection = qk_space.project(q, k, sample.queries[kind][layer - 1, head], sample.keys[kind][layer - 1, head])
-    weights = tr.attention(kind)[layer - 1, head]
+    q, k = qk_space.head_points(tr, kind, layer, head)
+    projection = qk_space.project(q, k, sample.queries[kind][layer, head], sample.keys[kind][layer, head])
+    weights = tr.attention(kind)[layer, head]
     _, keys = tr.axis_pieces(kind)
     query_axis, key_axis = axis_names(kind, lang)
     labels = dict(
@@ -90,7 +90,7 @@ def show_qk_space(ctx: Context) -> None:
         weight=t("weight", lang),
         x=t("qk_component", lang, n=1, share=projection.explained[0]),
         y=t("qk_component", lang, n=2, share=projection.explained[1]),
-        title=t("qk_title", lang, layer=layer, head=head + 1),
+        title=t("qk_title", lang, layer=layer + 1, head=head + 1),
     )
     chart(
         qk_space_figure(

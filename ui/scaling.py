@@ -20,7 +20,7 @@ def get_scaling_statistics() -> tuple[dict, dict]:
 
 
 def show_scaling(ctx: Context) -> None:
-    tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
+    tr, lang = ctx.tr, ctx.lang
     variance, saturation = get_scaling_statistics()
     # The caption quotes the same computation the saturation plot draws, at the paper's d_k = 64.
     st.caption(t("caption_scaling", lang, n_keys=saturation["n_keys"], **softmax_viz.saturation_at(saturation, 64)))
@@ -47,7 +47,7 @@ def show_scaling(ctx: Context) -> None:
     )
 
     st.caption(t("caption_model_scaling", lang))
-    c = choose_query(tr, layer, head, lang, "scaling")
+    c = choose_query(tr, ctx.chosen, lang, "scaling")
     d_k = c.q.shape[0]
     real_labels = dict(
         labels,
@@ -56,8 +56,8 @@ def show_scaling(ctx: Context) -> None:
         title=t(
             "model_scaling_title",
             lang,
-            layer=c.layer,
-            head=c.head_index + 1,
+            layer=c.head.shown_layer,
+            head=c.head.shown_head,
             token=plotly_literal([c.queries[c.position]])[0],
             d_k=d_k,
         ),

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from model import decode
-from ui.common import Context, chart, kind_selector, layer_of_kind, query_selector
+from ui.common import Context, HeadChoice, chart, kind_selector, layer_of_kind, query_selector
 from ui.views import View, register
 from viz import attention as attention_viz
 from viz import steps as steps_viz
@@ -22,56 +22,54 @@ class QueryChoice:
     """One query of one head, chosen in a view: its kind, position, axis pieces, the head's q, K, V and mask row."""
 
     kind: str
-    layer: int  # 1-based, within this kind's stack
+    head: HeadChoice  # one head (never None), its layer within this kind's stack
     position: int
     queries: list[str]
     keys: list[str]
-    head_index: int
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
     masked: np.ndarray | None
 
 
-def choose_query(tr: decode.Translation, layer: int, head: str, lang: str, prefix: str) -> QueryChoice:
+def choose_query(tr: decode.Translation, chosen: HeadChoice, lang: str, prefix: str) -> QueryChoice:
     """Attention kind and query selectors; "mean over heads" has no vectors of its own, so it shows head 1."""
     kind = kind_selector(lang, f"{prefix}_kind")
     position = query_selector(tr, kind, lang, f"{prefix}_query")
-    layer = layer_of_kind(tr, kind, layer, lang)
+    chosen = layer_of_kind(tr, kind, chosen, lang)
     _, keys = tr.axis_pieces(kind)
     queries = query_labels(tr, kind)
-    head_index = 0 if head == "mean" else int(head) - 1
-    if head == "mean":
+    if chosen.head is None:
         st.caption(t("mean_shows_head_1", lang))
+    head = HeadChoice(chosen.layer, chosen.one_head)
     qkv = tr.record.qkv[kind]
     masked = attention_viz.causal_mask(len(queries))[position] if kind == "decoder_self" else None
     return QueryChoice(
         kind,
-        layer,
+        head,
         position,
         queries,
         keys,
-        head_index,
-        qkv["q"][layer - 1, head_index, position],
-        qkv["k"][layer - 1, head_index],
-        qkv["v"][layer - 1, head_index],
+        qkv["q"][head.layer, head.head, position],
+        qkv["k"][head.layer, head.head],
+        qkv["v"][head.layer, head.head],
         masked,
     )
 
 
 def show_steps(ctx: Context) -> None:
-    tr, layer, head, lang = ctx.tr, ctx.layer, ctx.head, ctx.lang
+    tr, lang = ctx.tr, ctx.lang
     st.caption(t("caption_steps", lang))
-    c = choose_query(tr, layer, head, lang, "steps")
+    c = choose_query(tr, ctx.chosen, lang, "steps")
     steps = steps_viz.attention_steps(c.q, c.k, c.v, c.masked)
     labels = {k: t(k, lang) for k in ("q", "k", "v", "scores", "weights", "output", "masked", "dimension")}
     labels.update(scaled=t("scaled_scores", lang), key=t("key", lang), mask=t("mask_col", lang))
-    st.markdown(f"**{t('qkv_title', lang, layer=c.layer, head=c.head_index + 1)}**")
+    st.markdown(f"**{t('qkv_title', lang, layer=c.head.shown_layer, head=c.head.shown_head)}**")
     chart(steps_viz.vectors_figure(steps, c.queries[c.position], c.keys, labels), key="steps-vectors")
     chart(steps_viz.steps_figure(steps, c.keys, labels), key="steps-bars")
     st.dataframe(steps_viz.steps_table(steps, c.keys, labels), hide_index=True, width="stretch")
     chart(steps_viz.output_figure(steps, labels), key="steps-output")
-    model_row = tr.attention(c.kind)[c.layer - 1, c.head_index, c.position]
+    model_row = tr.attention(c.kind)[c.head.layer, c.head.head, c.position]
     st.caption(
         t(
             "steps_matches",

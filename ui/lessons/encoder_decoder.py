@@ -37,7 +37,7 @@ def show_no_attention(ctx: Context) -> None:
         )
     )
 
-    layer = layer_of_kind(tr, "cross", ctx.layer, lang)
+    chosen = layer_of_kind(tr, "cross", ctx.chosen, lang)
     boxes = map_pair(max(len(tr.source_pieces), len(tr.target_pieces), len(uniform.target_pieces)))
     # Each map under its own translation: the learned one's rows are its pieces, the uniform one's are the
     # pieces the uniform run wrote.
@@ -46,12 +46,16 @@ def show_no_attention(ctx: Context) -> None:
             fig, *_ = attention_heatmap(
                 translation,
                 "cross",
-                layer,
-                ctx.head,
+                chosen,
                 lang,
                 False,
                 ctx.language_pair,
-                title=t(f"no_attention_map_{name}", lang, layer=layer, head=head_name(ctx.head, lang)),
+                title=t(
+                    f"no_attention_map_{name}",
+                    lang,
+                    layer=chosen.shown_layer,
+                    head=head_name(chosen.shown_head, lang),
+                ),
             )
             chart(fig, key=f"no-attention-{name}")
     # Measured, not asserted: what each cross-attention sub-layer adds at every step of the uniform pass.

@@ -52,7 +52,7 @@ def corpus_table(
 
 def show_explanation(ctx: Context) -> None:
     tr, lang = ctx.tr, ctx.lang
-    layer = min(ctx.layer, ctx.cfg.n_decoder_layers)
+    layer = min(ctx.chosen.shown_layer, ctx.cfg.n_decoder_layers)  # 1-based: faithfulness tables name layers so
     labels = query_labels(tr, "cross")
     step = widgets.selectbox(
         st,

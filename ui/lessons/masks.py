@@ -81,8 +81,8 @@ def show_padding(ctx: Context) -> None:
 
     # The padded sentence's encoder self-attention in the batch, padding keys drawn as masked.
     short = int(batch.key_mask.sum(1).argmin())
-    layer = layer_of_kind(tr, "encoder_self", ctx.layer, lang)
-    weights = selected_weights(batch.encoder_attention[short], layer, ctx.head)
+    chosen = layer_of_kind(tr, "encoder_self", ctx.chosen, lang)
+    weights = selected_weights(batch.encoder_attention[short], chosen)
     pieces = batch.source_pieces[short]
     masked = ~batch.key_mask[short][None, :].repeat(len(pieces), 0)
     query_axis, key_axis = axis_names("encoder_self", lang)
@@ -95,7 +95,13 @@ def show_padding(ctx: Context) -> None:
             key_axis,
             masked=masked,
             masked_label=t("padding_masked", lang),
-            title=t("padding_map_title", lang, layer=layer, head=head_name(ctx.head, lang), sentence=rows[short]),
+            title=t(
+                "padding_map_title",
+                lang,
+                layer=chosen.shown_layer,
+                head=head_name(chosen.shown_head, lang),
+                sentence=rows[short],
+            ),
             weight_label=t("weight", lang),
         ),
         key="padding-map",

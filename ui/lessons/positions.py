@@ -82,7 +82,7 @@ def show_word_order(ctx: Context) -> None:
         )
     )
 
-    layer = layer_of_kind(tr, "encoder_self", ctx.layer, lang)
+    chosen = layer_of_kind(tr, "encoder_self", ctx.chosen, lang)
     query_axis, key_axis = axis_names("encoder_self", lang)
     for positional in (False, True):
         st.markdown(f"**{t('order_with_pe' if positional else 'order_without_pe', lang)}**")
@@ -92,12 +92,16 @@ def show_word_order(ctx: Context) -> None:
             (columns[1], result.swapped_pieces, result.swapped_attention, "swapped"),
         ):
             title = t(
-                "order_map_title", lang, layer=layer, head=head_name(ctx.head, lang), sentence=t(f"order_{name}", lang)
+                "order_map_title",
+                lang,
+                layer=chosen.shown_layer,
+                head=head_name(chosen.shown_head, lang),
+                sentence=t(f"order_{name}", lang),
             )
             with column:
                 chart(
                     attention_viz.attention_heatmap(
-                        selected_weights(attention[positional], layer, ctx.head),
+                        selected_weights(attention[positional], chosen),
                         pieces,
                         pieces,
                         query_axis,
