@@ -21,8 +21,9 @@ from ui.common import (
     map_pair,
     open_head,
 )
+from ui.links import NUMBER, session_numbers
 from ui.models import get_hypotheses
-from ui.views import View, register
+from ui.views import LinkParam, View, register
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
 from viz.heads import statistic_grid
@@ -244,6 +245,31 @@ def show_tracking(
     st.caption(t("compare_note", lang))
 
 
+def parse_compared(text: str) -> tuple[tuple[int, int, int] | None, list]:
+    """cmp=query.x.y; an older link's query.key (first).query.key (second) keeps its two keys."""
+    parts = text.split(".")
+    if len(parts) not in (3, 4) or not all(NUMBER.fullmatch(p) for p in parts):
+        return None, []
+    numbers = [int(p) for p in parts]
+    return (tuple(numbers) if len(numbers) == 3 else (numbers[0], numbers[1], numbers[3])), []
+
+
+# cmp=1.0.2: the query and the words that fit the first and the second sentence, once there is a second sentence
+COMPARED = LinkParam(
+    "cmp",
+    read=lambda session: (
+        session_numbers(session, ("compare_query", "compare_x", "compare_y"))
+        if (session.get("second_sentence") or "").strip()
+        else None
+    ),
+    write=lambda compared: ".".join(map(str, compared)),
+    parse=parse_compared,
+    # kept, not replaced by the pair's own words
+    restore=lambda compared: dict(
+        zip(("compare_query", "compare_x", "compare_y"), compared), compare_signature="from a link"
+    ),
+)
+
 register(
     View(
         "tab_compare",
@@ -251,5 +277,6 @@ register(
         show_compare,
         ("compare_kind", "compare_query", "compare_x", "compare_y"),
         reads=("layer", "head", "word_level", "second_sentence"),
+        link=(COMPARED,),
     )
 )

@@ -7,8 +7,9 @@ import streamlit as st
 
 from model import decode
 from ui.common import Context, chart, layer_of_kind, row_outcomes, selected_weights
+from ui.links import NUMBER
 from ui.models import get_model
-from ui.views import View, register
+from ui.views import LinkParam, View, register
 from viz.decoding import decoding_step_figure
 from viz.escape import markdown_literal
 from viz.tables import probability_text
@@ -142,4 +143,27 @@ def show_what_if(ctx: Context, step: int) -> None:
         st.button(t("whatif_undo", lang), on_click=undo_choice, key="whatif-undo")
 
 
-register(View("tab_decoding", "group_generation", show_decoding_steps, ("decode_step",)))
+def parse_trail(text: str) -> tuple[tuple[tuple[int, int], ...] | None, list[tuple[str, str, str]]]:
+    """force=2:1234,5:88: step 2 writes piece 1234, step 5 piece 88. A step given twice keeps its last piece, with
+    a notice."""
+    pairs = [item.split(":") for item in text.split(",")]
+    if not pairs or not all(len(p) == 2 and all(NUMBER.fullmatch(x) for x in p) for p in pairs):
+        return None, []
+    trail = tuple(sorted({int(a): int(b) for a, b in pairs}.items()))
+    notices = []
+    for step in sorted({int(a) for a, _ in pairs if sum(int(x) == int(a) for x, _ in pairs) > 1}):
+        given = ",".join(f"{a}:{b}" for a, b in pairs if int(a) == step)
+        notices.append((given, "duplicate", f"{step}:{dict(trail)[step]}"))
+    return trail, notices
+
+
+# force=...: what-if decoding, the (step, piece id) pairs the decoder must write
+TRAIL = LinkParam(
+    "force",
+    read=lambda session: tuple(tuple(step) for step in session.get("trail") or ()) or None,
+    write=lambda trail: ",".join(f"{step}:{piece}" for step, piece in trail),
+    parse=parse_trail,
+    restore=lambda trail: dict(trail=[list(step) for step in trail], trail_for="from a link", trail_from_link=True),
+)
+
+register(View("tab_decoding", "group_generation", show_decoding_steps, ("decode_step",), link=(TRAIL,)))

@@ -1,5 +1,7 @@
 """The page's link: one LinkState read from the query parameters strictly (parse_link) and written back to them
-(LinkState.to_params, from the session by link_from_session), so a copied link reopens what its page showed.
+(LinkState.to_params, from the session by link_from_session), so a copied link reopens what its page showed. The
+page-wide parameters are read here; each view's own choices are the LinkParams it declares (ui.views), which
+these functions loop over.
 
 A link is typed, pasted and edited by people, so every value is checked: numbers are ASCII digits of bounded
 length (``str.isdigit`` accepts "²" and 5,000-digit strings, which ``int`` then rejects or chokes on), names must
@@ -9,11 +11,12 @@ be ones the app offers, and anything else is dropped *with a notice* saying what
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from model.transformer import ATTENTION_KINDS
+from ui.views import OLDER_NAMES, link_params
 
-_NUMBER = re.compile(r"[0-9]{1,4}")  # a layer, head or beam size; more digits than that is not a real setting
+NUMBER = re.compile(r"[0-9]{1,4}")  # a layer, head or beam size; more digits than that is not a real setting
 MAX_SENTENCE_CHARACTERS = 2000  # far beyond what the model reads (it truncates to max_len pieces)
 
 
@@ -40,11 +43,9 @@ class LinkState:
     head: str | None = None  # "mean" or a number as text; still to be checked against its heads
     beam: int | None = None
     present: bool = False  # presentation mode
-    pair: tuple[str, int, int] | None = None  # head search: attention kind, query and key positions (from 0)
-    compared: tuple[int, int, int] | None = None  # two sentences: the query and the words that fit the first / second
     view: str | None = None  # the open explorer tab or lesson ("tab_cross", "lesson_positions")
-    trail: tuple[tuple[int, int], ...] | None = None  # what-if decoding: (step, piece id) the decoder must write
-    qk: tuple[str, int] | None = None  # query-key space: attention kind and the query whose weights are drawn
+    # each view's own choices (its LinkParams): parameter name -> value, e.g. "qk" -> ("cross", 3)
+    view_values: dict[str, object] = field(default_factory=dict)
     word_level: bool | None = None  # word-level maps (words=1)
     attribution: str | None = None  # what the attention maps show: raw weights or another method (model.attribute)
     notices: list[Notice] = field(default_factory=list)
@@ -65,16 +66,11 @@ class LinkState:
         }
         if self.view:
             params["view"] = self.view
-        if self.pair:
-            params["pair"] = ".".join(map(str, self.pair))
-        if self.compared and (self.second_sentence or "").strip():
-            params["cmp"] = ".".join(map(str, self.compared))
-        if self.qk:
-            params["qk"] = f"{self.qk[0]}.{self.qk[1]}"
         if self.attribution and self.attribution != "attention":
             params["attribution"] = self.attribution
-        if self.trail:
-            params["force"] = ",".join(f"{step}:{piece}" for step, piece in self.trail)
+        for param in link_params():
+            if param.name in self.view_values:
+                params[param.name] = param.write(self.view_values[param.name])
         return params
 
 
@@ -82,14 +78,9 @@ def link_from_session(session, first_view: str, first_lesson: str) -> LinkState:
     """What the page shows, from its session state (a mapping): the state a copied link must reopen.
     first_view: the explorer's default view (no parameter); first_lesson: the lesson the lessons page opens on."""
 
-    def numbers(keys):
-        values = [session.get(k) for k in keys]
-        return tuple(values) if all(type(v) is int for v in values) else None
-
     lessons = session.get("page") == "lessons"
     view = session.get("lesson", first_lesson) if lessons else session.get("tab")
-    pair_kind, qk_kind = session.get("search_kind"), session.get("qk_kind")
-    pair, qk = numbers(("search_query", "search_key")), numbers(("qk_query",))
+    view_values = {param.name: param.read(session) for param in link_params()}
     return LinkState(
         sentence=session.get("sentence"),
         second_sentence=session.get("second_sentence") or None,
@@ -101,12 +92,24 @@ def link_from_session(session, first_view: str, first_lesson: str) -> LinkState:
         present=bool(session.get("present")),
         word_level=bool(session.get("word_level")),
         view=view if view and (lessons or view != first_view) else None,
-        pair=(pair_kind, *pair) if pair_kind in ATTENTION_KINDS and pair else None,  # once a pair was chosen
-        compared=numbers(("compare_query", "compare_x", "compare_y")),  # the two-sentence view's word pairs
-        qk=(qk_kind, *qk) if qk_kind in ATTENTION_KINDS and qk else None,  # once a query was chosen
+        view_values={name: value for name, value in view_values.items() if value is not None},
         attribution=session.get("attribution", "attention"),
-        trail=tuple(tuple(step) for step in session.get("trail") or ()) or None,
     )
+
+
+def session_numbers(session: Mapping, keys: tuple[str, ...]) -> tuple[int, ...] | None:
+    """These session values as a tuple, where every one is an int (a choice made); None otherwise."""
+    values = [session.get(k) for k in keys]
+    return tuple(values) if all(type(v) is int for v in values) else None
+
+
+def kind_and_numbers(text: str, kinds: tuple[str, ...], count: int) -> tuple | None:
+    """ "cross.2.1" -> ("cross", 2, 1): an attention kind, then `count` numbers from 0, dot-separated; None
+    otherwise."""
+    parts = text.split(".")
+    if len(parts) == count + 1 and parts[0] in kinds and all(NUMBER.fullmatch(p) for p in parts[1:]):
+        return (parts[0], *(int(p) for p in parts[1:]))
+    return None
 
 
 def shorten(value: str, limit: int = 24) -> str:
@@ -115,7 +118,7 @@ def shorten(value: str, limit: int = 24) -> str:
 
 def parse_number(value: str) -> int | None:
     """A positive count written in ASCII digits, at most four of them; None otherwise."""
-    if not _NUMBER.fullmatch(value):
+    if not NUMBER.fullmatch(value):
         return None
     number = int(value)
     return number if number >= 1 else None
@@ -139,7 +142,7 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
     notice)."""
     state = LinkState()
     said_as = {}  # a parameter's name as the link wrote it, where that was an older name
-    for older in ("method", "flow"):  # older links' names for the attribution
+    for older in OLDER_NAMES:  # older links' names for the attribution
         if older in params and "attribution" not in params:
             params = {("attribution" if name == older else name): value for name, value in params.items()}
             said_as["attribution"] = older
@@ -181,36 +184,14 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
             state.head = head if head == "mean" else str(parse_number(head))
         else:
             ignore("head")
-    if "pair" in params:
-        parts = params["pair"].split(".")
-        if len(parts) == 3 and parts[0] in ATTENTION_KINDS and all(_NUMBER.fullmatch(p) for p in parts[1:]):
-            state.pair = (parts[0], int(parts[1]), int(parts[2]))
-        else:
-            ignore("pair")
-    if "cmp" in params:
-        parts = params["cmp"].split(".")
-        if len(parts) in (3, 4) and all(_NUMBER.fullmatch(p) for p in parts):
-            numbers = [int(p) for p in parts]
-            # query.x.y; an older link's query.key (first).query.key (second) keeps its two keys
-            state.compared = tuple(numbers) if len(numbers) == 3 else (numbers[0], numbers[1], numbers[3])
-        else:
-            ignore("cmp")
-    if "qk" in params:
-        parts = params["qk"].split(".")
-        if len(parts) == 2 and parts[0] in ATTENTION_KINDS and _NUMBER.fullmatch(parts[1]):
-            state.qk = (parts[0], int(parts[1]))
-        else:
-            ignore("qk")
-    if "force" in params:  # what-if decoding: "2:1234,5:88" = step 2 writes piece 1234, step 5 piece 88
-        pairs = [item.split(":") for item in params["force"].split(",")]
-        if pairs and all(len(p) == 2 and all(_NUMBER.fullmatch(x) for x in p) for p in pairs):
-            state.trail = tuple(sorted({int(a): int(b) for a, b in pairs}.items()))
-            for step in sorted({int(a) for a, _ in pairs if sum(int(x) == int(a) for x, _ in pairs) > 1}):
-                kept = dict(state.trail)[step]
-                given = ",".join(f"{a}:{b}" for a, b in pairs if int(a) == step)
-                state.notices.append(Notice("force", shorten(given), "duplicate", f"{step}:{kept}"))
-        else:
-            ignore("force")
+    for param in link_params():  # each view's own
+        if param.name in params:
+            value, notices = param.parse(params[param.name])
+            if value is None:
+                ignore(param.name)
+                continue
+            state.view_values[param.name] = value
+            state.notices += [Notice(param.name, shorten(shown), action, used) for shown, action, used in notices]
     for name, attribute in (("present", "present"), ("words", "word_level")):
         if name in params:
             if params[name] in ("0", "1"):

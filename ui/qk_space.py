@@ -9,10 +9,12 @@ import streamlit as st
 from model import qk_space, roles
 from model.data import read_everyday
 from model.progress import Progress
+from model.transformer import ATTENTION_KINDS as KINDS
 from ui.cache import BackgroundResults, between_steps, page_runs
 from ui.common import Context, chart, kind_selector, layer_of_kind, query_selector
+from ui.links import kind_and_numbers, session_numbers
 from ui.models import get_model
-from ui.views import View, register
+from ui.views import LinkParam, View, register
 from viz.labels import axis_names, query_labels
 from viz.steps import qk_space_figure
 from words import t
@@ -122,4 +124,17 @@ def show_qk_space(ctx: Context) -> None:
             st.caption(t("qk_positional", lang, share=share, offset=offset))
 
 
-register(View("tab_qk", "group_heads", show_qk_space, ("qk_kind", "qk_query")))
+# qk=decoder_self.3: the attention kind and the query whose weights are drawn, once a query was chosen
+QUERY = LinkParam(
+    "qk",
+    read=lambda session: (
+        (session.get("qk_kind"), *numbers)
+        if session.get("qk_kind") in KINDS and (numbers := session_numbers(session, ("qk_query",)))
+        else None
+    ),
+    write=lambda qk: f"{qk[0]}.{qk[1]}",
+    parse=lambda text: (kind_and_numbers(text, KINDS, 1), []),
+    restore=lambda qk: dict(qk_kind=qk[0], qk_query=qk[1], qk_from_link=True),
+)
+
+register(View("tab_qk", "group_heads", show_qk_space, ("qk_kind", "qk_query"), link=(QUERY,)))

@@ -6,13 +6,15 @@ import numpy as np
 import streamlit as st
 
 from model import align, head_search
+from model.transformer import ATTENTION_KINDS as KINDS
 from ui import views as registry
 from ui import widgets
 from ui.common import Context, chart, every_head, kind_selector, open_head
 from ui.compare import STOP_WORDS
 from ui.head_stats import AER_COLORSCALE
+from ui.links import kind_and_numbers, session_numbers
 from ui.models import get_alignment
-from ui.views import View, register
+from ui.views import LinkParam, View, register
 from viz import attention as attention_viz
 from viz.heads import statistic_grid
 from viz.labels import ARROW, axis_names
@@ -160,6 +162,21 @@ def show_head_search(ctx: Context) -> None:
         st.caption(t("search_lift_note", lang))
 
 
+# pair=cross.2.1: the attention kind, query and key positions (from 0), once a pair was chosen
+PAIR = LinkParam(
+    "pair",
+    read=lambda session: (
+        (session.get("search_kind"), *numbers)
+        if session.get("search_kind") in KINDS and (numbers := session_numbers(session, ("search_query", "search_key")))
+        else None
+    ),
+    write=lambda pair: ".".join(map(str, pair)),
+    parse=lambda text: (kind_and_numbers(text, KINDS, 2), []),
+    restore=lambda pair: dict(
+        search_kind=pair[0], search_query=pair[1], search_key=pair[2], search_signature="from a link"
+    ),
+)
+
 register(
     View(
         "tab_search",
@@ -167,5 +184,6 @@ register(
         show_head_search,
         ("search_kind", "search_query", "search_key", "search_by"),
         reads=("word_level",),
+        link=(PAIR,),
     )
 )

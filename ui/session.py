@@ -61,23 +61,13 @@ def init_state(checkpoints: list[str]) -> None:
         starting["attribution"] = link.attribution
     widgets.start_on(starting)
     st.session_state.update(beam=beam, link_notices=link.notices, link_view=(link.layer, link.head))
-    if link.pair:
-        kind, query, key = link.pair
-        st.session_state.update(search_kind=kind, search_query=query, search_key=key, search_signature="from a link")
     if link.view in registry.views():
         st.session_state.tab = link.view
     elif link.view in registry.lessons():
         st.session_state.lesson = link.view
-    if link.qk:
-        st.session_state.update(qk_kind=link.qk[0], qk_query=link.qk[1], qk_from_link=True)
-    if link.trail:
-        st.session_state.update(
-            trail=[list(step) for step in link.trail], trail_for="from a link", trail_from_link=True
-        )
-    if link.compared:
-        st.session_state.update(
-            zip(("compare_query", "compare_x", "compare_y"), link.compared), compare_signature="from a link"
-        )  # kept, not replaced by the pair's own words
+    for param in registry.link_params():  # each view's own choices
+        if param.name in link.view_values:
+            st.session_state.update(param.restore(link.view_values[param.name]))
     st.session_state.initialised = True
 
 

@@ -5,13 +5,14 @@ Each view module registers its own views once, when it is imported (`register(Vi
 router in app.py, the links (which `view=` values exist), the lessons' "open in the explorer" buttons, the widgets
 kept while a view is closed and the tests all read this registry. To add a view: write its module with a
 `draw(ctx)` and a `register` call, add the module to VIEW_MODULES (its place there is its place in its group), and
-put its title under its key in the words catalogue.
+put its title under its key in the words catalogue. A view that keeps a choice in the page's link declares it as a
+`LinkParam` in its `link`: the links (ui.links) and the session (ui.session) loop over every view's parameters.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,9 +56,32 @@ LESSONS = (
 LESSON_MODULES = tuple(f"ui.lessons.{name}" for name in LESSONS)
 
 
+# The link's page-wide parameters (ui.links); a view's own (LinkParam) take other names.
+PAGE_PARAMETERS = ("s", "s2", "ckpt", "lang", "layer", "head", "beam", "present", "words", "view", "attribution")
+# Older links' names for a page-wide parameter, still read.
+OLDER_NAMES = ("method", "flow")
+
 # The page-wide choices a view may read, drawn in the sidebar (or above the maps when presenting): the layer and
 # head, the account the attention maps show (model.attribute), pieces or words.
 SELECTORS = ("layer", "head", "attribution", "word_level")
+
+
+@dataclass(frozen=True)
+class LinkParam:
+    """A choice one view keeps in the page's link, beside the page-wide ones (sentence, checkpoint, layer, head...).
+
+    name: its query parameter ("qk=decoder_self.3"), the same in every version of the app;
+    read: the session (a mapping) -> its value, or None when the page has none to keep (no parameter then);
+    write: the value -> the parameter's text; parse reads that text back to an equal value;
+    parse: a link's text -> (the value, or None where unusable: the parameter is ignored with a notice; and notices
+           of its own as (shown value, action, value used) for what it used otherwise than given);
+    restore: the value -> the session keys a page opened on the link starts with."""
+
+    name: str
+    read: Callable[[Mapping], object | None]
+    write: Callable[[object], str]
+    parse: Callable[[str], tuple[object | None, list[tuple[str, str, str]]]]
+    restore: Callable[[object], dict]
 
 
 @dataclass(frozen=True)
@@ -71,6 +95,7 @@ class View:
     reads: tuple[str, ...] = ("layer", "head")  # which SELECTORS it reads: only those are offered while it is open
     # (and "second_sentence" where it shows the sidebar's second sentence: the minimal-pair menu opens it)
     kind: str | None = None  # the attention kind whose map it is (a head opened from elsewhere opens here)
+    link: tuple[LinkParam, ...] = ()  # the choices it keeps in the page's link
 
 
 @dataclass(frozen=True)
@@ -104,7 +129,17 @@ def register(entry: View | Lesson) -> None:
         raise ValueError(f"{entry.key} is registered twice")
     if isinstance(entry, View) and entry.group not in GROUPS:
         raise ValueError(f"{entry.key}: unknown group {entry.group}")
+    taken = {p.name for v in _VIEWS.values() for p in v.link} | set(PAGE_PARAMETERS) | set(OLDER_NAMES)
+    for param in entry.link if isinstance(entry, View) else ():
+        if param.name in taken:
+            raise ValueError(f"{entry.key}: the link parameter {param.name}= is taken")
     table[entry.key] = entry
+
+
+def unregister(key: str) -> None:
+    """Take a view or lesson out again (a test's throwaway view)."""
+    _VIEWS.pop(key, None)
+    _LESSONS.pop(key, None)
 
 
 def _load() -> None:
@@ -158,6 +193,11 @@ def view_reading(name: str) -> str:
 
 def group_of(view: str) -> str:
     return views()[view].group
+
+
+def link_params() -> tuple[LinkParam, ...]:
+    """Every view's link parameters, in the order of the views."""
+    return tuple(param for view in views().values() for param in view.link)
 
 
 def linkable() -> tuple[str, ...]:

@@ -75,10 +75,10 @@ def test_a_fresh_session_writes_the_defaults_only():
     "old, expected",
     [
         # an older two-sentence link gave the first sentence's key twice: query.key.query.key
-        ({"cmp": "2.1.2.0"}, dict(compared=(2, 1, 0))),
+        ({"cmp": "2.1.2.0"}, dict(view_values={"cmp": (2, 1, 0)})),
         ({"view": "tab_cross", "flow": "attention"}, dict(view="tab_cross", attribution="attention")),
         ({"flow": "norm"}, dict(attribution="norm")),
-        ({"force": "5:88,2:1234"}, dict(trail=((2, 1234), (5, 88)))),
+        ({"force": "5:88,2:1234"}, dict(view_values={"force": ((2, 1234), (5, 88))})),
         ({"head": "03"}, dict(head="3")),
     ],
 )
@@ -154,3 +154,39 @@ def test_a_kind_opens_its_own_map_view_and_a_minimal_pair_the_view_that_reads_th
     assert [views()[map_view(kind)].kind for kind in ATTENTION_KINDS] == list(ATTENTION_KINDS)
     assert set(map_views()) == {map_view(kind) for kind in ATTENTION_KINDS}
     assert "second_sentence" in views()[view_reading("second_sentence")].reads
+
+
+def test_a_new_views_link_parameter_is_one_declaration_in_its_own_module():
+    """Issue 60: adding a view that keeps a choice in the link is its module alone. A throwaway view declares a
+    parameter; the session's choice reaches the link, a link's value comes back to the same choice, a bad value is
+    ignored with a notice, and neither ui.links nor ui.session knows its name."""
+    from ui.views import LinkParam, View, link_params, register, unregister
+
+    colour = LinkParam(
+        "colour",
+        read=lambda session: session.get("throwaway_colour"),
+        write=str,
+        parse=lambda text: (text if text in ("red", "blue") else None, []),
+        restore=lambda value: {"throwaway_colour": value},
+    )
+    register(View("tab_throwaway", "group_heads", lambda ctx: None, ("throwaway_colour",), link=(colour,)))
+    try:
+        assert colour in link_params()
+        first_view, first_lesson = next(iter(views())), next(iter(lessons()))
+        session = session_showing("tab_throwaway") | {"throwaway_colour": "blue"}
+        params = links.link_from_session(session, first_view, first_lesson).to_params()
+        assert params["colour"] == "blue" and params["view"] == "tab_throwaway"
+        again = links.parse_link(params, CHECKPOINTS, LANGUAGES, 8, linkable(), attribute.METHODS)
+        assert again.view_values["colour"] == "blue" and colour.restore(again.view_values["colour"]) == {
+            "throwaway_colour": "blue"
+        }
+        bad = parse({"colour": "green"})
+        assert "colour" not in bad.view_values and [(n.parameter, n.action) for n in bad.notices] == [
+            ("colour", "ignored")
+        ]
+        with pytest.raises(ValueError, match="taken"):  # a parameter name is one view's
+            register(View("tab_throwaway2", "group_maps", lambda ctx: None, link=(colour,)))
+    finally:
+        unregister("tab_throwaway")
+    for module in ("links.py", "session.py"):
+        assert "colour" not in (ROOT / "ui" / module).read_text()
