@@ -9,8 +9,8 @@ import re
 import pytest
 
 from ..conftest import SHIPPED
-from .conftest import ARTIFACTS, assert_no_exception, wait_until_idle
-from .test_session import SIDEBAR, type_sentence
+from .conftest import ARTIFACTS, SIDEBAR, assert_no_exception, wait_until_idle
+from .test_session import type_sentence
 
 pytestmark = pytest.mark.skipif(not SHIPPED.exists(), reason="needs the shipped en-zh checkpoint")
 
@@ -111,4 +111,70 @@ def test_attention_is_learned_lesson_trains_and_its_slider_works_over_several_ru
         assert "step 20:" in learned_map_title(page)
         # the run before it, dashed, for comparison
         assert page.locator(".js-plotly-plot .legendtext", has_text="dashed: before").count() > 0
+    page.close()
+
+
+def plot_titles(page) -> list[str]:
+    return [e.text_content() for e in page.locator("[role='tabpanel']:visible .js-plotly-plot .gtitle").all()]
+
+
+def fits_the_width(page) -> bool:
+    """Nothing wider than the window (a map or a table cut at the right edge of a 1024 px projector)."""
+    return page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_decoder_only_lesson_trains_both_models_task_after_task_at_1024(streamlit_server, browser):
+    """Issue 61, in Chromium at 1024×768: one press trains the encoder-decoder and the decoder alone; their maps and
+    table come up; another task trains again, the first comes back from the cache at once, and the Chinese
+    interface draws the same runs."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(streamlit_server + "/?view=lesson_decoder_only", wait_until="domcontentloaded")
+    train = page.get_by_role("button", name=re.compile(r"^Train both"))
+    train.wait_for(timeout=120_000)
+    for task in ("reorder", "copy", "reorder"):
+        page.get_by_role("radiogroup", name="Task").get_by_text(task, exact=True).click()
+        wait_until_idle(page)
+        if task == "copy" or not page.locator(".js-plotly-plot").count():  # the second reorder: already trained
+            page.get_by_role("button", name=re.compile(r"^Train both")).click()
+        page.locator(".js-plotly-plot .gtitle", has_text="Decoder only").wait_for(timeout=180_000)
+        wait_until_idle(page)
+        assert_no_exception(page)
+        titles = plot_titles(page)
+        assert any(x.startswith("Encoder–decoder: cross-attention") for x in titles), titles
+        assert any(x.startswith("Decoder only: masked self-attention") for x in titles), titles
+        table = page.locator("[data-testid='stTable']").last.inner_text()
+        assert "encoder–decoder" in table and "decoder only" in table and "100%" in table
+        assert page.locator(".js-plotly-plot .legendtext", has_text="source").count() > 0  # the outlined block
+        assert fits_the_width(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(".js-plotly-plot", has_text="Decoder only").last.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "lesson-decoder-only.png"))
+    page.locator(SIDEBAR).get_by_text("中文", exact=True).click()
+    wait_until_idle(page)
+    assert_no_exception(page)
+    titles = plot_titles(page)
+    assert any(x.startswith("仅解码器") for x in titles) and any(x.startswith("编码器–解码器") for x in titles), titles
+    page.close()
+
+
+def test_post_norm_against_pre_norm_trains_setting_after_setting_at_1024(streamlit_server, browser):
+    """Issue 61, in Chromium at 1024×768: lesson 6's section trains both placements of LayerNorm on one setting,
+    draws their curves and first-step gradient norms, then does the same on the deep setting."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.goto(streamlit_server + "/?view=lesson_residual", wait_until="domcontentloaded")
+    page.get_by_text("Post-norm or pre-norm, trained here", exact=True).wait_for(timeout=120_000)
+    wait_until_idle(page)
+    for setting in ("lesson 11's default", "deep and fast"):
+        page.get_by_text(setting, exact=False).first.click()
+        wait_until_idle(page)
+        page.get_by_role("button", name=re.compile(r"^Train post-norm and pre-norm")).click()
+        legend = page.locator(".js-plotly-plot .legendtext", has_text="post-norm (the paper)")
+        legend.first.wait_for(timeout=300_000)
+        wait_until_idle(page)
+        assert_no_exception(page)
+        assert page.locator(".js-plotly-plot .legendtext", has_text="pre-norm (the shipped models)").count() > 0
+        assert fits_the_width(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(".js-plotly-plot", has_text="post-norm (the paper)").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "lesson-norm-placement.png"))
     page.close()
