@@ -250,12 +250,8 @@ STATIC_URL = "/app/static"
 
 
 def show_attention(ctx: Context, kind: str) -> None:
-    """One kind's map for the chosen layer and head, its explanation, downloads and the layers x heads grid.
-    The download button keeps ctx.fetch (which gets the translation again from the shared cache, or computes it
-    anew) instead of the translation itself: Streamlit keeps a session's download callables as long as the
-    session, even disconnected, and a beam-8 translation of a long sentence holds tens of MiB."""
-    tr, lang, word_level, languages = ctx.tr, ctx.lang, ctx.word_level, ctx.language_pair
-    checkpoint, fetch = ctx.checkpoint, ctx.fetch
+    """One kind's map for the chosen layer and head, its explanation, downloads and the layers x heads grid."""
+    tr, lang, checkpoint = ctx.tr, ctx.lang, ctx.checkpoint
     chosen = layer_of_kind(tr, kind, ctx.chosen, lang)
     method = st.session_state.get("attribution", attribute.RAW) if checkpoint else attribute.RAW
     attribution = attribution_map(tr, kind, chosen, method, checkpoint, lang)
@@ -266,27 +262,51 @@ def show_attention(ctx: Context, kind: str) -> None:
     if attribution is None:
         method = attribute.RAW
     if in_browser:
-        show_in_browser(tr, kind, chosen, lang, languages)
+        show_in_browser(tr, kind, chosen, lang, ctx.language_pair)
+        shown = None
     else:
-        if attribution is None:
-            fig, weights, queries, keys = attention_heatmap(tr, kind, chosen, lang, word_level, languages)
-        else:
-            values, title, unit, signed, computed = attribution
-            fig, weights, queries, keys = attention_heatmap(
-                tr,
-                kind,
-                chosen,
-                lang,
-                word_level,
-                languages,
-                title=title,
-                values=values,
-                signed=signed,
-                value_label=unit,
-            )
-        chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
+        shown = server_map(ctx, kind, chosen, attribution)
     if checkpoint and any(kind in attribute.METHODS[m].kinds for m in models.PREFETCHED_ATTRIBUTIONS):
         st.session_state.prefetch_attributions = True  # app.main starts it once the page is drawn
+    raw = attribute.METHODS[method].recorded
+    map_captions(tr, kind, chosen, method, attribution, in_browser, checkpoint, lang)
+    downloads(ctx, kind, chosen, method, shown)
+    st.toggle(
+        t("browser_switching", lang),
+        key="browser_switching",
+        value=st.session_state.get("browser_switching", browser_switching_default()),
+        help=t("browser_switching_help", lang),
+    )
+    if not in_browser:  # else the grid is in the page's own drawing
+        head_grid(tr, kind, chosen, method, raw, lang)
+
+
+def server_map(ctx: Context, kind: str, chosen: HeadChoice, attribution) -> tuple:
+    """The map drawn by the server (raw weights, or another account's): -> (weights, queries, keys) it shows."""
+    tr, lang, word_level, languages = ctx.tr, ctx.lang, ctx.word_level, ctx.language_pair
+    if attribution is None:
+        fig, weights, queries, keys = attention_heatmap(tr, kind, chosen, lang, word_level, languages)
+    else:
+        values, title, unit, signed, _ = attribution
+        fig, weights, queries, keys = attention_heatmap(
+            tr,
+            kind,
+            chosen,
+            lang,
+            word_level,
+            languages,
+            title=title,
+            values=values,
+            signed=signed,
+            value_label=unit,
+        )
+    chart(fig, key=f"heatmap-{kind}")  # first, so the map is on the first screen; its explanation below
+    return weights, queries, keys
+
+
+def map_captions(tr, kind: str, chosen: HeadChoice, method: str, attribution, in_browser: bool, checkpoint, lang):
+    """What the map shows: another account's explanation (and integrated gradients' completeness), or the
+    weights' own caption and the alignment score; the note on the mean over heads."""
     raw = attribute.METHODS[method].recorded
     if attribution is not None:
         computed = attribution[-1]
@@ -309,19 +329,26 @@ def show_attention(ctx: Context, kind: str) -> None:
                 lang,
             )
         )
-    attention = tr.attention(kind)
     if chosen.head is None or in_browser:  # the page's lists offer the mean too
-        st.caption(t("mean_note", lang, heads=attention.shape[1]))
-    # Files are made only when a button is clicked (a callable), not on every run; a click does not rerun.
-    # Two a row: three cut their labels in the main column at 1024 px. The one map's CSV is the server's chosen
-    # head: not offered while the page switches heads itself (the web page holds them all).
+        st.caption(t("mean_note", lang, heads=tr.attention(kind).shape[1]))
+
+
+def downloads(ctx: Context, kind: str, chosen: HeadChoice, method: str, shown: tuple | None) -> None:
+    """The map as CSV (the server's map only: the page switching heads itself holds them all), the translation as
+    .npz, the handout. Files are made only when a button is clicked (a callable), not on every run. The buttons
+    keep ctx.fetch (the translation again from the shared cache, or computed anew), not the translation:
+    Streamlit keeps a session's download callables as long as the session, even disconnected, and a beam-8
+    translation of a long sentence holds tens of MiB. Two a row: three cut their labels at 1024 px."""
+    lang, fetch, languages, word_level = ctx.lang, ctx.fetch, ctx.language_pair, ctx.word_level
+    raw = attribute.METHODS[method].recorded
     csv_button, npz_button = st.columns(2)
-    html_button = csv_button if in_browser else st
-    if not in_browser:
-        shown = weights.copy()  # one map; a view would keep its whole layers x heads array alive
+    html_button = st if shown is not None else csv_button
+    if shown is not None:
+        weights, queries, keys = shown
+        one_map = weights.copy()  # one map; a view would keep its whole layers x heads array alive
         csv_button.download_button(
             t("download_csv" if raw else "download_csv_method", lang),
-            lambda: attention_csv(shown, queries, keys, axis_names(kind, lang)[0]),
+            lambda: attention_csv(one_map, queries, keys, axis_names(kind, lang)[0]),
             file_name=f"{kind}-layer{chosen.shown_layer}-head{chosen.shown_head}"
             f"{'' if raw else '-' + method}{'-words' * word_level}.csv",
             mime="text/csv",
@@ -347,15 +374,12 @@ def show_attention(ctx: Context, kind: str) -> None:
         on_click="ignore",
         help=t("download_html_help", lang),
     )
-    st.toggle(
-        t("browser_switching", lang),
-        key="browser_switching",
-        value=st.session_state.get("browser_switching", browser_switching_default()),
-        help=t("browser_switching_help", lang),
-    )
-    if in_browser:
-        return  # the grid is in the page's own drawing
-    # the chosen head, outlined in the grid, where the map shows one head
+
+
+def head_grid(tr: decode.Translation, kind: str, chosen: HeadChoice, method: str, raw: bool, lang: str) -> None:
+    """Every layer and head of this kind as thumbnails, the chosen head outlined where the map shows one head; a
+    thumbnail's click opens its head (the page's own grid does the same when the maps switch in the browser)."""
+    attention = tr.attention(kind)
     one_head = chosen.head is not None and attribute.METHODS[method].granularity == "head"
     highlight = (chosen.layer, chosen.head) if one_head else None
     grid = models.shared_figure(
@@ -374,7 +398,6 @@ def show_attention(ctx: Context, kind: str) -> None:
             key_label=t("key", lang),
         ),
     )
-    # a thumbnail's click opens its head (the page's own grid does the same when the maps switch in the browser)
     st.plotly_chart(
         grid,
         key=f"grid-{kind}",
