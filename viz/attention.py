@@ -319,6 +319,41 @@ def attention_grid(
         f"{layer_label} %{{customdata[0]}}, {head_label} %{{customdata[1]}}<br>"
         f"{query_label} %{{customdata[2]}}, {key_label} %{{customdata[3]}}: %{{z:.3f}}<extra></extra>"
     )
+    traces = _grid_traces(tiles, index, hover, attention, masked, heads, (row_step, col_step))
+    titles = [
+        dict(
+            text=f"L{heads[row, col, 0]} H{heads[row, col, 1]}" + (f" · {notes[row][col]}" if notes else ""),
+            x=col * col_step + (n_k - 1) / 2,
+            y=row * row_step - 0.5,
+            xref="x",
+            yref="y",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=tile_title_size),
+        )
+        for row in range(n_layers)
+        for col in range(n_heads)
+    ]
+    shapes = _grid_shapes(attention.shape, (row_step, col_step), mark, highlight)
+    layout = dict(
+        title=dict(text=html.escape(title, quote=False)) if title else None,
+        annotations=titles,
+        shapes=shapes,
+        xaxis=dict(visible=False, range=[-0.5 - 0.5 * (col_step - n_k), tiles.shape[1] - 0.5 + 0.5 * (col_step - n_k)]),
+        # Room above the first row for its titles, and below the last for the frame.
+        yaxis=dict(visible=False, range=[tiles.shape[0] - 0.5 + 0.3 * (row_step - n_q), -(row_step - n_q) - 0.5]),
+        height=90 * n_layers + 80,
+        margin=dict(l=10, r=10, t=70 if title else 30, b=10),
+        plot_bgcolor="white",
+    )
+    return go.Figure(data=traces, layout=layout)
+
+
+def _grid_traces(tiles, index, hover: str, attention: np.ndarray, masked, heads: np.ndarray, steps) -> list:
+    """The grid's traces: every tile in one heatmap, masked cells in one grey one, and a see-through marker on
+    each tile's title."""
+    n_layers, n_heads, n_q, n_k = attention.shape
+    row_step, col_step = steps
     traces = [
         go.Heatmap(
             z=tiles,
@@ -360,20 +395,13 @@ def attention_grid(
             name="open",
         )
     )
-    titles = [
-        dict(
-            text=f"L{heads[row, col, 0]} H{heads[row, col, 1]}" + (f" · {notes[row][col]}" if notes else ""),
-            x=col * col_step + (n_k - 1) / 2,
-            y=row * row_step - 0.5,
-            xref="x",
-            yref="y",
-            yanchor="bottom",
-            showarrow=False,
-            font=dict(size=tile_title_size),
-        )
-        for row in range(n_layers)
-        for col in range(n_heads)
-    ]
+    return traces
+
+
+def _grid_shapes(shape: tuple, steps, mark: tuple[int, int] | None, highlight: tuple[int, int] | None) -> list:
+    """Outlines: the marked cell in every tile, and a frame around the highlighted tile and its title."""
+    n_layers, n_heads, n_q, n_k = shape
+    row_step, col_step = steps
     shapes = []
     if mark is not None:
         q, k = mark
@@ -407,15 +435,4 @@ def attention_grid(
                 y1=layer * row_step + n_q - 0.5 + 0.2 * row_gap,
             )
         )
-    layout = dict(
-        title=dict(text=html.escape(title, quote=False)) if title else None,
-        annotations=titles,
-        shapes=shapes,
-        xaxis=dict(visible=False, range=[-0.5 - 0.5 * (col_step - n_k), tiles.shape[1] - 0.5 + 0.5 * (col_step - n_k)]),
-        # Room above the first row for its titles, and below the last for the frame.
-        yaxis=dict(visible=False, range=[tiles.shape[0] - 0.5 + 0.3 * (row_step - n_q), -(row_step - n_q) - 0.5]),
-        height=90 * n_layers + 80,
-        margin=dict(l=10, r=10, t=70 if title else 30, b=10),
-        plot_bgcolor="white",
-    )
-    return go.Figure(data=traces, layout=layout)
+    return shapes
