@@ -238,6 +238,26 @@ def qk_space_figure(
     # binned images ~0.01 s, and a cloud of 2,000 overlapping points reads no better than its density.
     everything = np.concatenate([queries, keys, sample_queries, sample_keys])
     x_edges, y_edges = square_bins(everything, QK_BINS)
+    _sample_densities(fig, sample_queries, sample_keys, x_edges, y_edges, labels)
+    weights = np.asarray(weights, dtype=float)
+    _weight_lines(fig, queries[chosen], keys, weights)
+    _sentence_points(fig, queries, keys, query_labels, key_labels, chosen, weights, everything, labels)
+    fig.update_layout(
+        title=dict(text=labels["title"]),
+        xaxis_title=labels["x"],
+        yaxis_title=labels["y"],
+        height=600,
+        # the legend at the figure's foot, below the x axis's name (at -0.12 of the plot it touched it)
+        margin=dict(l=10, r=10, t=60, b=70),
+        plot_bgcolor="white",
+        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
+    )
+    fig.update_yaxes(scaleanchor="x", constrain="domain")
+    return fig
+
+
+def _sample_densities(fig: go.Figure, sample_queries, sample_keys, x_edges, y_edges, labels: dict) -> None:
+    """The held-out sample's queries and keys, each as a shaded density with a legend entry."""
     for points, rgb, name in (
         (sample_queries, "49,130,189", labels["sample_query"]),
         (sample_keys, "230,85,13", labels["sample_key"]),
@@ -265,13 +285,16 @@ def qk_space_figure(
                 marker=dict(symbol="square", size=12, color=f"rgba({rgb},0.45)"),
             )
         )
-    weights = np.asarray(weights, dtype=float)
+
+
+def _weight_lines(fig: go.Figure, query: np.ndarray, keys: np.ndarray, weights: np.ndarray) -> None:
+    """A line from the chosen query to every key it gives 2 % or more, as thick and opaque as its weight."""
     for j, w in enumerate(weights):
         if w >= 0.02:
             fig.add_trace(
                 go.Scatter(
-                    x=[queries[chosen, 0], keys[j, 0]],
-                    y=[queries[chosen, 1], keys[j, 1]],
+                    x=[query[0], keys[j, 0]],
+                    y=[query[1], keys[j, 1]],
                     mode="lines",
                     line=dict(color="#d62728", width=1 + 6 * w),
                     opacity=min(1.0, 0.2 + w),
@@ -279,6 +302,10 @@ def qk_space_figure(
                     hoverinfo="skip",
                 )
             )
+
+
+def _sentence_points(fig, queries, keys, query_labels, key_labels, chosen: int, weights, everything, labels) -> None:
+    """The sentence's queries (circles) and keys (triangles), coloured by position, labelled where a word fits."""
     q_text, k_text = plotly_literal(query_labels), plotly_literal(key_labels)
     # Words beside the points where they fit, the chosen query's and then its heaviest keys' first; a word that
     # would cover another is left off (hover the point), since a heap of overlapping words reads as none.
@@ -334,15 +361,3 @@ def qk_space_figure(
             ),
         )
     )
-    fig.update_layout(
-        title=dict(text=labels["title"]),
-        xaxis_title=labels["x"],
-        yaxis_title=labels["y"],
-        height=600,
-        # the legend at the figure's foot, below the x axis's name (at -0.12 of the plot it touched it)
-        margin=dict(l=10, r=10, t=60, b=70),
-        plot_bgcolor="white",
-        legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0),
-    )
-    fig.update_yaxes(scaleanchor="x", constrain="domain")
-    return fig
