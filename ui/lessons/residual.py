@@ -85,6 +85,15 @@ def show_residual(ctx: Context) -> None:
         )
     )
 
+    row, step = show_layer_norm(ctx, records, result.layer_norm_eps, rows, steps, pieces, position)
+    show_norm_axes(ctx, records[row.layer - 1][row.sublayer], pieces, position, step)
+    show_norm_placement(lang)
+
+
+def show_layer_norm(ctx: Context, records, eps: float, rows, steps: list[str], pieces: list[str], position: int):
+    """One sub-layer's LayerNorm at the chosen position: its input, standardized and output values, and every
+    sub-layer's means and variances. -> (the chosen sub-layer's row, its label)."""
+    lang = ctx.lang
     st.markdown(f"**{t('layernorm_heading', lang)}**")
     # Options name a layer and sub-layer ("6:feed_forward"), so the choice survives a switch of stack.
     names = [f"{r.layer}:{r.sublayer}" for r in rows]
@@ -99,7 +108,7 @@ def show_residual(ctx: Context) -> None:
     row = rows[choice]
     record = records[row.layer - 1][row.sublayer]
     values = record.norm_input[position]
-    standardized = inside.standardize(values, result.layer_norm_eps)
+    standardized = inside.standardize(values, eps)
     chart(
         inside_viz.layer_norm_figure(
             values,
@@ -133,8 +142,14 @@ def show_residual(ctx: Context) -> None:
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption(t("layernorm_table_note", lang))
 
+    return row, steps[choice]
+
+
+def show_norm_axes(ctx: Context, record, pieces: list[str], position: int, step: str) -> None:
+    """Which numbers LayerNorm averages (one piece's features) against BatchNorm (one feature over the batch)."""
+    lang = ctx.lang
     st.markdown(f"**{t('norm_axes_heading', lang)}**")
-    matrix = records[row.layer - 1][row.sublayer].norm_input[:, :SHOWN_FEATURES]
+    matrix = record.norm_input[:, :SHOWN_FEATURES]
     chart(
         inside_viz.norm_axes_figure(
             matrix,
@@ -147,13 +162,12 @@ def show_residual(ctx: Context) -> None:
                 token=t("position", lang),
                 feature=t("dimension", lang),
                 value=t("layernorm_value", lang),
-                title=t("norm_axes_title", lang, n=SHOWN_FEATURES, d_model=ctx.cfg.d_model, step=steps[choice]),
+                title=t("norm_axes_title", lang, n=SHOWN_FEATURES, d_model=ctx.cfg.d_model, step=step),
             ),
         ),
         key="norm-axes",
     )
     st.caption(t("norm_axes_explain", lang))
-    show_norm_placement(lang)
 
 
 # Post-norm against pre-norm, trained live on lesson 11's task (model.toy): the setting the toy learns at either
