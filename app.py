@@ -99,7 +99,8 @@ def drawing_slot(tr, lang: str):
             log_event("draw-end")
 
 
-def main() -> None:  # noqa: C901 (issue 60 splits it)
+def open_page() -> list[str]:
+    """The page's settings and the checkpoints there are (the page stops, saying where it looked, when none)."""
     if torch.get_num_threads() != TORCH_THREADS:
         torch.set_num_threads(TORCH_THREADS)
     presenting = st.session_state.get("present", st.query_params.get("present") == "1")
@@ -113,6 +114,43 @@ def main() -> None:  # noqa: C901 (issue 60 splits it)
     if not checkpoints:
         st.error(t("no_checkpoints", lang, root=markdown_literal(str(checkpoint_root()))))
         st.stop()
+    return checkpoints
+
+
+def translate_sentence(checkpoint: str, sentence: str, beam: int, cfg, lang: str):
+    """-> (the model's own hypotheses, those with the what-if trail, the trail kept). Under load the same sentence
+    is computed once for the whole class (ui.cache): the page says it is waiting."""
+    trail = session.current_trail(checkpoint, sentence, beam, cfg.tgt_vocab_size)
+    slots = translation_cache().slots
+    ahead = slots.queued + max(0, slots.running - slots.n + 1)
+    with st.spinner(t("translating_queued", lang, n=ahead) if ahead else t("translating", lang)):
+        original = get_hypotheses(checkpoint, sentence, beam)
+        hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
+        kept = session.fit_link_trail(trail, hypotheses[0])
+        if kept != trail:  # a link's what-if step this translation never reached: without it
+            trail = kept
+            hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
+    return original, hypotheses, trail
+
+
+def hypothesis_choice(hypotheses: list, lang: str) -> int:
+    """Which of a beam's hypotheses the page shows (the sidebar's list; the first where there is one)."""
+    if len(hypotheses) == 1:
+        return 0
+    # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also after it
+    # disconnects), and a lambda over the hypotheses would keep every one of them alive with it.
+    labels = [f"{i + 1}. {h.target_text} ({h.log_prob:.2f})" for i, h in enumerate(hypotheses)]
+    return widgets.selectbox(
+        st.sidebar,
+        t("hypothesis", lang),
+        list(range(len(hypotheses))),
+        key="hypothesis",
+        format_func=labels.__getitem__,
+    )
+
+
+def main() -> None:
+    checkpoints = open_page()
     session.init_state(checkpoints)
     # how many sessions use this server now: with a class on it nothing is computed ahead for one sentence
     sessions = note_script_run(st.session_state.setdefault("session_key", uuid.uuid4().hex))
@@ -158,29 +196,8 @@ def main() -> None:  # noqa: C901 (issue 60 splits it)
         st.warning(t("empty_input", lang))
         st.stop()
     beam = int(st.session_state.beam)
-    trail = session.current_trail(checkpoint, sentence, beam, cfg.tgt_vocab_size)
-    # Under load the same sentence is computed once for the whole class (ui.cache): the page says it is waiting.
-    slots = translation_cache().slots
-    ahead = slots.queued + max(0, slots.running - slots.n + 1)
-    with st.spinner(t("translating_queued", lang, n=ahead) if ahead else t("translating", lang)):
-        original = get_hypotheses(checkpoint, sentence, beam)
-        hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
-        kept = session.fit_link_trail(trail, hypotheses[0])
-        if kept != trail:  # a link's what-if step this translation never reached: without it
-            trail = kept
-            hypotheses = get_hypotheses(checkpoint, sentence, beam, trail=trail) if trail else original
-    choice = 0
-    if len(hypotheses) > 1:
-        # The labels, not the hypotheses: Streamlit keeps a widget's format_func as long as the session (also
-        # after it disconnects), and a lambda over the hypotheses would keep every one of them alive with it.
-        labels = [f"{i + 1}. {h.target_text} ({h.log_prob:.2f})" for i, h in enumerate(hypotheses)]
-        choice = widgets.selectbox(
-            st.sidebar,
-            t("hypothesis", lang),
-            list(range(len(hypotheses))),
-            key="hypothesis",
-            format_func=labels.__getitem__,
-        )
+    original, hypotheses, trail = translate_sentence(checkpoint, sentence, beam, cfg, lang)
+    choice = hypothesis_choice(hypotheses, lang)
     model_output = hypotheses[choice]
     reference = st.session_state.reference.strip()
     tr = get_forced(checkpoint, sentence, reference=reference) if reference else model_output
