@@ -137,18 +137,7 @@ def show_tracking(
     (maps_a, queries_a, keys_a, masked_a), (maps_b, queries_b, keys_b, _) = (
         every_head(translation, kind, word_level, languages) for translation in (tr, other)
     )
-    signature = (tr.source_text, other.source_text, kind, word_level)
-    if st.session_state.get("compare_signature") == "from a link":
-        st.session_state.compare_signature = signature
-        chosen = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
-        limits = (len(queries_a), len(keys_a), len(keys_b))
-        if not all(type(c) is int and 0 <= c < n for c, n in zip(chosen, limits)):
-            st.warning(t("link_out_of_sentence", lang, parameter="cmp"))
-            st.session_state.compare_signature = None  # start on the sentences' own words
-    if st.session_state.get("compare_signature") != signature:  # new sentences: start on their own words again
-        for key in ("compare_query", "compare_x", "compare_y"):
-            st.session_state.pop(key, None)
-        st.session_state.compare_signature = signature
+    keep_or_reset_words((tr.source_text, other.source_text, kind, word_level), (queries_a, keys_a, keys_b), lang)
     # the candidate words are keys; in the encoder the query is one of the same pieces
     start = default_tracked(
         queries_a if kind == "encoder_self" else keys_a,
@@ -195,11 +184,31 @@ def show_tracking(
     tracking = head_search.referent_tracking(
         maps_a, maps_b, (query, in_second[0]), (x, in_second[1]), (y, in_second[2])
     )
+    show_tracking_heads(tracking, queries_a[query], keys_a[x], keys_a[y], kind, lang)
+
+
+def keep_or_reset_words(signature: tuple, axes: tuple[list, list, list], lang: str) -> None:
+    """The chosen query and words stay while the sentences and view stay; new sentences start on their own
+    words. A link's choice is checked against the sentences first (out of them: a warning, and their own)."""
+    if st.session_state.get("compare_signature") == "from a link":
+        st.session_state.compare_signature = signature
+        chosen = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
+        if not all(type(c) is int and 0 <= c < len(axis) for c, axis in zip(chosen, axes)):
+            st.warning(t("link_out_of_sentence", lang, parameter="cmp"))
+            st.session_state.compare_signature = None  # start on the sentences' own words
+    if st.session_state.get("compare_signature") != signature:  # new sentences: start on their own words again
+        for key in ("compare_query", "compare_x", "compare_y"):
+            st.session_state.pop(key, None)
+        st.session_state.compare_signature = signature
+
+
+def show_tracking_heads(tracking, query: str, x: str, y: str, kind: str, lang: str) -> None:
+    """Every head's tracking score as a grid, the best head said in words, and buttons opening the best four."""
     score = tracking.score
     chart(
         statistic_grid(
             score,
-            t("compare_heads_title", lang, q=queries_a[query], x=keys_a[x], y=keys_a[y]),
+            t("compare_heads_title", lang, q=query, x=x, y=y),
             layer_label=t("layer", lang),
             head_label=t("head", lang),
             colorscale="RdBu",
@@ -213,8 +222,8 @@ def show_tracking(
         layer=best_l + 1,
         head=best_h + 1,
         score=float(score[best_l, best_h]),
-        x=markdown_literal(keys_a[x]),
-        y=markdown_literal(keys_a[y]),
+        x=markdown_literal(x),
+        y=markdown_literal(y),
         xa=tracking.x_first[best_l, best_h],
         ya=tracking.y_first[best_l, best_h],
         xb=tracking.x_second[best_l, best_h],
