@@ -54,17 +54,7 @@ def show_head_search(ctx: Context) -> None:
     kind = kind_selector(lang, "search_kind")
     maps, queries, keys, masked = every_head(tr, kind, word_level, languages)
     query_axis, key_axis = axis_names(kind, lang)
-    signature = (tr.source_text, tr.target_text, kind, word_level)
-    if st.session_state.get("search_signature") == "from a link":
-        st.session_state.search_signature = signature
-        query, key = st.session_state.get("search_query"), st.session_state.get("search_key")
-        if not (type(query) is int and 0 <= query < len(queries) and type(key) is int and 0 <= key < len(keys)):
-            st.warning(t("link_out_of_sentence", lang, parameter="pair"))
-            st.session_state.search_signature = None  # start on the sentence's own words
-    if st.session_state.get("search_signature") != signature:  # a new sentence: start on its own words again
-        for key in ("search_query", "search_key"):
-            st.session_state.pop(key, None)
-        st.session_state.search_signature = signature
+    keep_or_reset_pair((tr.source_text, tr.target_text, kind, word_level), queries, keys, lang)
     start_query, start_key = default_pair(kind, queries, keys)
     left, middle, right = st.columns([2, 2, 1])
     query = widgets.selectbox(
@@ -102,7 +92,48 @@ def show_head_search(ctx: Context) -> None:
     )
     if by == "aer":
         st.caption(t("search_aer_note", lang))  # before the thumbnails: the pair does not change this order
-    # Two rows of four: each thumbnail wide enough to read, each "Open" button right under its own thumbnail.
+    show_best_heads(best, maps, masked, (query, key), by, aer, title, kind, lang)
+    if by == "aer":
+        grid_values = aer
+    else:
+        grid_values = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))]).reshape(
+            maps.shape[:2]
+        )
+    chart(
+        statistic_grid(
+            grid_values,
+            t("search_aer_grid_title", lang)
+            if by == "aer"
+            else t("search_grid_title", lang, score=t(f"search_{by}", lang), pair=pair),
+            layer_label=t("layer", lang),
+            head_label=t("head", lang),
+            **(dict(colorscale=AER_COLORSCALE, value_label=t("aer_bar", lang)) if by == "aer" else {}),
+        ),
+        key="search-grid",
+    )
+    if by != "aer":
+        st.caption(t("search_lift_note", lang))
+
+
+def keep_or_reset_pair(signature: tuple, queries: list[str], keys: list[str], lang: str) -> None:
+    """The chosen pair stays while the sentence and view stay; a new sentence starts on its own words. A link's
+    pair is checked against the sentence first (out of it: a warning, and the sentence's own)."""
+    if st.session_state.get("search_signature") == "from a link":
+        st.session_state.search_signature = signature
+        query, key = st.session_state.get("search_query"), st.session_state.get("search_key")
+        if not (type(query) is int and 0 <= query < len(queries) and type(key) is int and 0 <= key < len(keys)):
+            st.warning(t("link_out_of_sentence", lang, parameter="pair"))
+            st.session_state.search_signature = None  # start on the sentence's own words
+    if st.session_state.get("search_signature") != signature:  # a new sentence: start on its own words again
+        for key in ("search_query", "search_key"):
+            st.session_state.pop(key, None)
+        st.session_state.search_signature = signature
+
+
+def show_best_heads(best, maps, masked, pair: tuple[int, int], by: str, aer, title: str, kind: str, lang: str):
+    """The best heads' thumbnails, two rows of four: each wide enough to read, each "Open" button right under its
+    own thumbnail."""
+    query, key = pair
     for row in range(0, len(best), 4):
         shown = best[row : row + 4]
         heads = np.array([[(h.layer, h.head) for h in shown]])
@@ -140,26 +171,6 @@ def show_head_search(ctx: Context) -> None:
                 args=(h.layer, h.head, registry.map_view(kind)),
                 width="stretch",
             )
-    if by == "aer":
-        grid_values = aer
-    else:
-        grid_values = np.array([getattr(h, by) for h in sorted(ranked, key=lambda h: (h.layer, h.head))]).reshape(
-            maps.shape[:2]
-        )
-    chart(
-        statistic_grid(
-            grid_values,
-            t("search_aer_grid_title", lang)
-            if by == "aer"
-            else t("search_grid_title", lang, score=t(f"search_{by}", lang), pair=pair),
-            layer_label=t("layer", lang),
-            head_label=t("head", lang),
-            **(dict(colorscale=AER_COLORSCALE, value_label=t("aer_bar", lang)) if by == "aer" else {}),
-        ),
-        key="search-grid",
-    )
-    if by != "aer":
-        st.caption(t("search_lift_note", lang))
 
 
 # pair=cross.2.1: the attention kind, query and key positions (from 0), once a pair was chosen
