@@ -22,8 +22,8 @@ SCORES = ("weight", "lift")
 
 @dataclass(frozen=True)
 class HeadScore:
-    layer: int  # from 1, as in the app's selectors
-    head: int  # from 1
+    layer: int  # from 0, as everywhere in model/ (the app shows it from 1)
+    head: int  # from 0
     weight: float
     lift: float
 
@@ -77,10 +77,7 @@ def rank_heads(
     score = weight if by == "weight" else lift
     order = np.argsort(-score, axis=None, kind="stable")
     n_heads = maps.shape[1]
-    return [
-        HeadScore(int(i // n_heads) + 1, int(i % n_heads) + 1, float(weight.flat[i]), float(lift.flat[i]))
-        for i in order
-    ]
+    return [HeadScore(int(i // n_heads), int(i % n_heads), float(weight.flat[i]), float(lift.flat[i])) for i in order]
 
 
 # --- Two sentences: does a head follow the word that fits each one? ------------------------------------------

@@ -45,7 +45,7 @@ def default_pair(kind: str, queries: list[str], keys: list[str]) -> tuple[int, i
 
 def by_alignment(ranked: list[head_search.HeadScore], aer: np.ndarray) -> list[head_search.HeadScore]:
     """The same heads, lowest gold-set AER first (a corpus property: the pair does not change the order)."""
-    return sorted(ranked, key=lambda h: (aer[h.layer - 1, h.head - 1], h.layer, h.head))
+    return sorted(ranked, key=lambda h: (aer[h.layer, h.head], h.layer, h.head))
 
 
 def show_head_search(ctx: Context) -> None:
@@ -136,20 +136,20 @@ def show_best_heads(best, maps, masked, pair: tuple[int, int], by: str, aer, tit
     query, key = pair
     for row in range(0, len(best), 4):
         shown = best[row : row + 4]
-        heads = np.array([[(h.layer, h.head) for h in shown]])
+        heads = np.array([[(h.layer + 1, h.head + 1) for h in shown]])  # the tiles' titles, from 1
         notes = [
             [
                 f"{h.weight:.2f}"
                 if by == "weight"
                 else f"×{h.lift:.1f}"
                 if by == "lift"
-                else f"AER {aer[h.layer - 1, h.head - 1]:.2f}"
+                else f"AER {aer[h.layer, h.head]:.2f}"
                 for h in shown
             ]
         ]
         chart(
             attention_viz.attention_grid(
-                maps[heads[0, :, 0] - 1, heads[0, :, 1] - 1][None],
+                maps[[h.layer for h in shown], [h.head for h in shown]][None],
                 title=title if row == 0 else "",
                 masked=masked,
                 heads=heads,
@@ -165,10 +165,10 @@ def show_best_heads(best, maps, masked, pair: tuple[int, int], by: str, aer, tit
         )
         for column, (i, h) in zip(st.columns(4), enumerate(shown, start=row)):
             column.button(
-                t("search_open", lang, layer=h.layer, head=h.head),
+                t("search_open", lang, layer=h.layer + 1, head=h.head + 1),
                 key=f"search-open-{i}",
                 on_click=open_head,
-                args=(h.layer, h.head, registry.map_view(kind)),
+                args=(h.layer + 1, h.head + 1, registry.map_view(kind)),  # the session's, from 1
                 width="stretch",
             )
 

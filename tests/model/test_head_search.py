@@ -24,14 +24,14 @@ def test_the_head_that_links_the_pair_ranks_first_with_its_map_value():
     maps = uniform_maps()
     set_row(maps, 1, 1, query=1, row=[0.05, 0.05, 0.0, 0.9])
     ranked = head_search.rank_heads(maps, query=1, key=3)
-    assert (ranked[0].layer, ranked[0].head) == (2, 2)
+    assert (ranked[0].layer, ranked[0].head) == (1, 1)  # from 0, as everywhere in model/
     assert ranked[0].weight == pytest.approx(maps[1, 1, 1, 3])
     assert len(ranked) == 6 and {(h.layer, h.head) for h in ranked} == {
-        (layer, h) for layer in (1, 2) for h in (1, 2, 3)
+        (layer, h) for layer in (0, 1) for h in (0, 1, 2)
     }
     # every score is the map's own value at that cell
     for h in ranked:
-        assert h.weight == maps[h.layer - 1, h.head - 1, 1, 3]
+        assert h.weight == maps[h.layer, h.head, 1, 3]
 
 
 def test_lift_ranks_a_head_that_links_this_query_above_one_that_sends_every_query_there():
@@ -41,8 +41,8 @@ def test_lift_ranks_a_head_that_links_this_query_above_one_that_sends_every_quer
     set_row(maps, 1, 2, 1, [0.1, 0.2, 0.1, 0.6])  # only query 1 looks at key 3
     by_weight = head_search.rank_heads(maps, 1, 3, by="weight")
     by_lift = head_search.rank_heads(maps, 1, 3, by="lift")
-    assert (by_weight[0].layer, by_weight[0].head) == (1, 1)
-    assert (by_lift[0].layer, by_lift[0].head) == (2, 3)
+    assert (by_weight[0].layer, by_weight[0].head) == (0, 0)
+    assert (by_lift[0].layer, by_lift[0].head) == (1, 2)
     assert by_weight[0].lift == pytest.approx(1.0)  # the sink's weight is its average: no lift
 
 
@@ -57,7 +57,7 @@ def test_decoder_pairs_use_only_visible_cells():
     ranked = head_search.rank_heads(maps, 2, 1, mask, by="lift")
     # lift divides by the mean over queries 1..3 (query 0 cannot see key 1)
     top = ranked[0]
-    expected = maps[0, top.head - 1, 2, 1] / maps[0, top.head - 1, 1:, 1].mean()
+    expected = maps[0, top.head, 2, 1] / maps[0, top.head, 1:, 1].mean()
     assert top.lift == pytest.approx(expected)
 
 
@@ -83,7 +83,7 @@ def test_a_tiny_model_built_with_one_linking_head_is_found(tiny_model, tiny_toke
     result = translate(model, source, target, "I like tea.")
     position = result.source_ids.index(tea)
     ranked = head_search.rank_heads(result.attention("encoder_self"), query=0, key=position)
-    assert (ranked[0].layer, ranked[0].head) == (1, head + 1)
+    assert (ranked[0].layer, ranked[0].head) == (0, head)
     assert ranked[0].weight > 0.9
     assert ranked[0].weight == result.attention("encoder_self")[0, head, 0, position]
 
