@@ -24,7 +24,7 @@ from .decode import forced_steps, translate
 from .evaluate import translate_corpus
 
 
-def main(argv=None):  # noqa: C901 (issue 60 splits it)
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", type=Path, default=Path("checkpoints/en-zh"))
     p.add_argument("sentences", nargs="*", help="sentences to translate")
@@ -44,6 +44,12 @@ def main(argv=None):  # noqa: C901 (issue 60 splits it)
         help="what-if decoding: at output step STEP (from 0) write PIECE (a piece of the target "
         "vocabulary, or text, which is then cut into pieces), and decode on from there; repeatable",
     )
+    return p
+
+
+def checked_arguments(p: argparse.ArgumentParser, argv) -> tuple[argparse.Namespace, list[str], list]:
+    """-> (arguments, sentences, what-if choices), every check made before any work: a bad output path found after
+    translating a whole file wastes the run."""
     args = p.parse_args(argv)
     choices = []
     for item in args.force:
@@ -52,7 +58,6 @@ def main(argv=None):  # noqa: C901 (issue 60 splits it)
             p.error(f"--force takes STEP=PIECE (e.g. 2=追), not {item!r}")
         choices.append((int(step), piece))
 
-    # Every check before any work: a bad output path found after translating a whole file wastes the run.
     sentences = list(args.sentences)
     if args.input:
         sentences += read_lines(args.input)
@@ -73,6 +78,12 @@ def main(argv=None):  # noqa: C901 (issue 60 splits it)
         check_output(args.html)
     if choices and (args.input or len(sentences) != 1):
         p.error("--force takes exactly one sentence (as an argument, not --input)")
+    return args, sentences, choices
+
+
+def main(argv=None):
+    p = parser()
+    args, sentences, choices = checked_arguments(p, argv)
     loaded = open_checkpoint(args.checkpoint)
     if choices:
         try:
