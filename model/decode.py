@@ -172,8 +172,44 @@ def _slice_record(decoded, index: int) -> dict:
     return rec
 
 
+def _only_forced(totals: torch.Tensor, piece: int | None) -> torch.Tensor:
+    """At a forced step only the forced piece may follow, from every hypothesis."""
+    if piece is None:
+        return totals
+    allowed = torch.full_like(totals, -math.inf)
+    allowed[:, piece] = totals[:, piece]
+    return allowed
+
+
+def _candidates(
+    totals: torch.Tensor, log_probs: torch.Tensor, top: tuple, alive: list, beam_size: int, step_rows
+) -> list[tuple[int, Hypothesis]]:
+    """The best continuations of the live hypotheses, best first, as (parent beam, child): 2 × beam_size of them,
+    an end counted only where it ranks among the best beam_size, none past a forced piece's candidates."""
+    top_p, top_i = top
+    cand_scores, cand_flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
+    vocab = log_probs.size(1)
+    out = []
+    for rank, (total, flat) in enumerate(zip(cand_scores.tolist(), cand_flat.tolist())):
+        beam, token = divmod(flat, vocab)
+        if total == -math.inf:
+            break  # past the forced piece's candidates
+        if token == EOS_ID and rank >= beam_size:
+            continue  # an end only counts when it ranks among the best beam_size continuations
+        parent = alive[beam]
+        child = Hypothesis(
+            parent.tokens + [token],
+            total,
+            parent.token_log_probs + [log_probs[beam, token].item()],
+            parent.alternatives + [list(zip(top_i[beam].tolist(), top_p[beam].tolist()))],
+            steps=parent.steps + [(step_rows, beam)] if step_rows is not None else [],
+        )
+        out.append((beam, child))
+    return out
+
+
 @torch.inference_mode()
-def beam_search(  # noqa: C901 (issue 60 splits it)
+def beam_search(
     model: Transformer,
     source: list[int],
     beam_size: int = 4,
@@ -218,41 +254,21 @@ def beam_search(  # noqa: C901 (issue 60 splits it)
             child.steps = []
 
     for _ in range(limit):
-        n = len(alive)
-        if incremental:
-            ys = torch.tensor([[h.tokens[-1] if h.tokens else BOS_ID] for h in alive])
-        else:
-            ys = torch.tensor([[BOS_ID] + h.tokens for h in alive])
+        n, step = len(alive), len(alive[0].tokens)
+        # with the cache, each hypothesis' newest piece; without, its whole prefix
+        ys = torch.tensor(
+            [[h.tokens[-1] if h.tokens else BOS_ID] if incremental else [BOS_ID] + h.tokens for h in alive]
+        )
         memory = type(encoded)(encoded.memory.expand(n, -1, -1), encoded.src_mask.expand(n, -1, -1, -1))
         decoded = model.decode(ys, memory, self_opts, cross_opts, cache)
         step_rows = _StepRows.of(decoded) if record and incremental else None
         log_probs = decoded.logits[:, -1].float().log_softmax(-1)  # (beams, vocab)
         top_p, top_i = log_probs.exp().topk(TOP_K_ALTERNATIVES, dim=-1)
 
-        totals = torch.tensor([h.log_prob for h in alive])[:, None] + log_probs
-        step = len(alive[0].tokens)
-        if step in forced:  # only the forced piece may follow, from every hypothesis
-            allowed = torch.full_like(totals, -math.inf)
-            allowed[:, forced[step]] = totals[:, forced[step]]
-            totals = allowed
-        cand_scores, cand_flat = totals.view(-1).topk(min(2 * beam_size, totals.numel()))
-        vocab = log_probs.size(1)
+        totals = _only_forced(torch.tensor([h.log_prob for h in alive])[:, None] + log_probs, forced.get(step))
         next_alive, parents = [], []
-        for rank, (total, flat) in enumerate(zip(cand_scores.tolist(), cand_flat.tolist())):
-            beam, token = divmod(flat, vocab)
-            parent = alive[beam]
-            if total == -math.inf:
-                break  # past the forced piece's candidates
-            if token == EOS_ID and rank >= beam_size:
-                continue  # an end only counts when it ranks among the best beam_size continuations
-            child = Hypothesis(
-                parent.tokens + [token],
-                total,
-                parent.token_log_probs + [log_probs[beam, token].item()],
-                parent.alternatives + [list(zip(top_i[beam].tolist(), top_p[beam].tolist()))],
-                steps=parent.steps + [(step_rows, beam)] if step_rows is not None else [],
-            )
-            if token == EOS_ID:
+        for beam, child in _candidates(totals, log_probs, (top_p, top_i), alive, beam_size, step_rows):
+            if child.tokens[-1] == EOS_ID:
                 child.finished = True
                 keep_record(child, decoded, beam)
                 finished.append(child)
