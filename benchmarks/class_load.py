@@ -171,7 +171,31 @@ class Student:
             run.errors.append(f"connection closed: {closed}")
         return run
 
-    async def _read_run(self, run: Run, start: float) -> None:  # noqa: C901 (issue 60 splits it)
+    def _read_element(self, element, run: Run, start: float, expect_code: str | None) -> str | None:
+        """One element the run drew: a widget remembered, an error, the first chart's time, the translation, the
+        source pieces. -> what the next code block holds ("source" after its label)."""
+        element_kind = element.WhichOneof("type")
+        proto = getattr(element, element_kind)
+        widget_id = getattr(proto, "id", "")
+        if widget_id.count("-") >= 2:
+            self.widgets[widget_key(widget_id)] = (widget_id, proto)
+        if element_kind == "exception":
+            run.errors.append(f"exception: {proto.type}: {proto.message[:200]}")
+        elif element_kind == "alert" and proto.format == proto.ERROR:
+            run.errors.append(f"error notice: {proto.body[:200]}")
+        elif element_kind == "plotly_chart" and run.drawn is None:
+            run.drawn = time.perf_counter() - start
+        elif element_kind == "markdown":
+            if proto.body.startswith("### ") and not run.translation:
+                run.translation = proto.body[4:].strip()
+            elif proto.body == "Source pieces (SentencePiece)":  # the English page's label
+                return "source"
+        elif element_kind == "code" and expect_code == "source":
+            run.source_pieces = proto.code_text
+            return None
+        return expect_code
+
+    async def _read_run(self, run: Run, start: float) -> None:
         expect_code = tabs_key = None
         while True:
             frame = await self.ws.recv()
@@ -181,25 +205,7 @@ class Student:
             if kind == "page_info_changed":
                 self.query_string = message.page_info_changed.query_string
             elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
-                element = message.delta.new_element
-                element_kind = element.WhichOneof("type")
-                proto = getattr(element, element_kind)
-                widget_id = getattr(proto, "id", "")
-                if widget_id.count("-") >= 2:
-                    self.widgets[widget_key(widget_id)] = (widget_id, proto)
-                if element_kind == "exception":
-                    run.errors.append(f"exception: {proto.type}: {proto.message[:200]}")
-                elif element_kind == "alert" and proto.format == proto.ERROR:
-                    run.errors.append(f"error notice: {proto.body[:200]}")
-                elif element_kind == "plotly_chart" and run.drawn is None:
-                    run.drawn = time.perf_counter() - start
-                elif element_kind == "markdown":
-                    if proto.body.startswith("### ") and not run.translation:
-                        run.translation = proto.body[4:].strip()
-                    elif proto.body == "Source pieces (SentencePiece)":  # the English page's label
-                        expect_code = "source"
-                elif element_kind == "code" and expect_code == "source":
-                    run.source_pieces, expect_code = proto.code_text, None
+                expect_code = self._read_element(message.delta.new_element, run, start, expect_code)
             elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
                 block = message.delta.add_block
                 if block.WhichOneof("type") == "tab_container" and block.tab_container.id:

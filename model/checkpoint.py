@@ -144,16 +144,8 @@ _BOOL_FIELDS = ("tie_target_embeddings", "norm_first", "share_source_target_embe
 _METADATA_STRINGS = ("corpus", "source_language", "target_language")
 
 
-def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:  # noqa: C901 (issue 60 splits it)
-    """config.json -> (model config, metadata), every field checked; a CheckpointError names the field at fault."""
-    path = Path(directory) / CONFIG
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{shown(path)} is not readable JSON ({e})") from None
-    if not isinstance(config, dict) or not isinstance(config.get("model"), dict):
-        raise CheckpointError(f'{shown(path)} needs an object "model" holding the model\'s shape')
-    model = config["model"]
+def check_model_fields(model: dict, path: Path) -> None:
+    """Every field of config.json's "model" known, every number of its type and in range."""
     for name in model:
         if name not in _CONFIG_FIELDS and name not in _BOOL_FIELDS:
             raise CheckpointError(f'{shown(path)}: unknown field "model.{name}"')
@@ -171,6 +163,19 @@ def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:  # noq
             )
         if value < smallest or (name == "dropout" and value >= 1):
             raise CheckpointError(f'{shown(path)}: "model.{name}" = {value} is out of range')
+
+
+def read_config(directory: Path | str) -> tuple[TransformerConfig, dict]:
+    """config.json -> (model config, metadata), every field checked; a CheckpointError names the field at fault."""
+    path = Path(directory) / CONFIG
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{shown(path)} is not readable JSON ({e})") from None
+    if not isinstance(config, dict) or not isinstance(config.get("model"), dict):
+        raise CheckpointError(f'{shown(path)} needs an object "model" holding the model\'s shape')
+    model = config["model"]
+    check_model_fields(model, path)
     for name in _BOOL_FIELDS:
         if name in model and not isinstance(model[name], bool):
             raise CheckpointError(

@@ -96,9 +96,11 @@ def rare_piece_share(attention: np.ndarray, rarity: np.ndarray) -> np.ndarray:
     return (attention.argmax(-1) == rarest).mean(-1)
 
 
-def measure_roles(loaded, sentences: list[str], references: list[str], alignment: dict | None = None) -> pd.DataFrame:  # noqa: C901 (issue 60 splits it)
+def offsets_and_rare_shares(loaded, sentences: list[str]) -> tuple[dict, list]:
+    """Over the sentences' greedy translations: kind -> offset (-1, 0, +1) -> per sentence the (layers, heads)
+    share of queries whose strongest key is at that offset; and per sentence each encoder head's weight on the
+    rarest source word's piece."""
     model, src_tok, tgt_tok = loaded.model, loaded.source_tokenizer, loaded.target_tokenizer
-    cfg = model.cfg
     offsets = {kind: {k: [] for k in (-1, 0, 1)} for kind in ("encoder_self", "decoder_self")}
     rare = []
     piece_score = np.array([src_tok.processor.GetScore(i) for i in range(src_tok.vocab_size)])
@@ -116,6 +118,13 @@ def measure_roles(loaded, sentences: list[str], references: list[str], alignment
         rarity[[i for i, p in enumerate(tr.source_pieces) if p == "</s>" or not any(c.isalnum() for c in p)]] = -np.inf
         if np.isfinite(rarity).sum() >= 3:
             rare.append(rare_piece_share(tr.attention("encoder_self"), rarity))
+    return offsets, rare
+
+
+def measure_roles(loaded, sentences: list[str], references: list[str], alignment: dict | None = None) -> pd.DataFrame:
+    model, src_tok, tgt_tok = loaded.model, loaded.source_tokenizer, loaded.target_tokenizer
+    cfg = model.cfg
+    offsets, rare = offsets_and_rare_shares(loaded, sentences)
     pairs = [
         (src_tok.encode(s)[: cfg.max_len - 1], tgt_tok.encode(r)[: cfg.max_len - 1])
         for s, r in zip(sentences, references)

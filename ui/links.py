@@ -128,7 +128,17 @@ def clamp(number: int, low: int, high: int) -> int:
     return min(max(number, low), high)
 
 
-def parse_link(  # noqa: C901 (issue 60 splits it)
+def parse_flag(value: str) -> bool | None:
+    return {"0": False, "1": True}.get(value)
+
+
+def parse_head(value: str) -> str | None:
+    """ "mean", or a head number as text without leading zeros ("03" -> "3")."""
+    number = parse_number(value)
+    return "mean" if value == "mean" else None if number is None else str(number)
+
+
+def parse_link(
     params: dict[str, str],
     checkpoints: list[str],
     languages: list[str],
@@ -150,63 +160,53 @@ def parse_link(  # noqa: C901 (issue 60 splits it)
         if count > 1:
             state.notices.append(Notice(name, shorten(params.get(name, "")), "repeated", str(count)))
 
-    def ignore(name: str) -> None:
-        state.notices.append(Notice(said_as.get(name, name), shorten(params[name]), "ignored"))
+    def read(name: str, attribute: str, value) -> None:
+        """The value read from params[name], or a notice that it was ignored."""
+        if value is None:
+            state.notices.append(Notice(said_as.get(name, name), shorten(params[name]), "ignored"))
+        else:
+            setattr(state, attribute, value)
 
+    read_sentences(params, state)
+    offered = lambda among: lambda value: value if value in among else None  # noqa: E731  names the app offers
+    page_wide = {
+        "ckpt": ("checkpoint", offered(checkpoints)),
+        "lang": ("lang", offered(languages)),
+        "view": ("view", offered(views)),
+        "attribution": ("attribution", offered(methods)),
+        "layer": ("layer", parse_number),
+        "head": ("head", parse_head),
+    }
+    for name, (attribute, parse) in page_wide.items():
+        if name in params:
+            read(name, attribute, parse(params[name]))
+    for param in link_params():  # each view's own
+        if param.name in params:
+            value, notices = param.parse(params[param.name])
+            read(param.name, "view_values", None if value is None else {**state.view_values, param.name: value})
+            state.notices += [Notice(param.name, shorten(shown), action, used) for shown, action, used in notices]
+    for name, attribute, parse in (("present", "present", parse_flag), ("words", "word_level", parse_flag)):
+        if name in params:
+            read(name, attribute, parse(params[name]))
+    if "beam" in params:
+        read("beam", "beam", parse_number(params["beam"]))
+        if state.beam is not None and state.beam != clamp(state.beam, 1, max_beam):
+            state.beam = clamp(state.beam, 1, max_beam)
+            state.notices.append(Notice("beam", shorten(params["beam"]), "clamped", str(state.beam)))
+    return state
+
+
+def read_sentences(params: dict[str, str], state: LinkState) -> None:
+    """s= and s2=: cut past MAX_SENTENCE_CHARACTERS, and an empty s= said (the page opens on its own sentence)."""
     for name, attribute in (("s", "sentence"), ("s2", "second_sentence")):
         if name in params:
             sentence = params[name]
             if len(sentence) > MAX_SENTENCE_CHARACTERS:
                 state.notices.append(Notice(name, shorten(sentence), "shortened", str(MAX_SENTENCE_CHARACTERS)))
                 sentence = sentence[:MAX_SENTENCE_CHARACTERS]
-            if name == "s" and not sentence.strip():  # the page opens on its own sentence: say why
+            if name == "s" and not sentence.strip():
                 state.notices.append(Notice(name, sentence, "empty_sentence"))
             setattr(state, attribute, sentence or None)
-    # Names the app offers: used as given, or ignored.
-    for name, attribute, offered in (
-        ("ckpt", "checkpoint", checkpoints),
-        ("lang", "lang", languages),
-        ("view", "view", views),
-        ("attribution", "attribution", methods),
-    ):
-        if name in params:
-            if params[name] in offered:
-                setattr(state, attribute, params[name])
-            else:
-                ignore(name)
-    if "layer" in params:
-        state.layer = parse_number(params["layer"])
-        if state.layer is None:
-            ignore("layer")
-    if "head" in params:
-        head = params["head"]
-        if head == "mean" or parse_number(head) is not None:
-            state.head = head if head == "mean" else str(parse_number(head))
-        else:
-            ignore("head")
-    for param in link_params():  # each view's own
-        if param.name in params:
-            value, notices = param.parse(params[param.name])
-            if value is None:
-                ignore(param.name)
-                continue
-            state.view_values[param.name] = value
-            state.notices += [Notice(param.name, shorten(shown), action, used) for shown, action, used in notices]
-    for name, attribute in (("present", "present"), ("words", "word_level")):
-        if name in params:
-            if params[name] in ("0", "1"):
-                setattr(state, attribute, params[name] == "1")
-            else:
-                ignore(name)
-    if "beam" in params:
-        beam = parse_number(params["beam"])
-        if beam is None:
-            ignore("beam")
-        else:
-            state.beam = clamp(beam, 1, max_beam)
-            if state.beam != beam:
-                state.notices.append(Notice("beam", shorten(params["beam"]), "clamped", str(state.beam)))
-    return state
 
 
 def fit_view(
