@@ -19,12 +19,24 @@ from pathlib import Path
 ck = Path(sys.argv[1])
 SETS = {  # eval.json's name of a set -> model.evaluate's options that read it
     "tatoeba_en_zh_test": ["--split", "test"],
+    "tatoeba_zh_en_test": ["--split", "test"],  # the same held-out pairs, Chinese into English
     "multi30k_test2016": ["--corpus", "multi30k-en-de", "--split", "test"],
     "tatoeba_en_de_test": ["--corpus", "tatoeba-en-de", "--split", "test"],
     "everyday": ["--split", "everyday"],
     "ml_test": ["--split", "ml_test"],  # en-zh: the held-out machine-learning pages
 }
-old = json.loads((ck / "eval.json").read_text())
+# a new checkpoint (no eval.json yet) is scored on its language pair's sets, greedy and beam 4
+FIRST = {
+    "zh-en": {"tatoeba_zh_en_test": ["greedy", "beam4"], "everyday": ["greedy", "beam4"], "ml_test": ["greedy"]},
+}
+if (ck / "eval.json").exists():
+    old = json.loads((ck / "eval.json").read_text())
+else:
+    meta = json.loads((ck / "config.json").read_text())["metadata"]
+    pair = f"{meta['source_language']}-{meta['target_language']}"
+    if pair not in FIRST:
+        sys.exit(f"{ck} has no eval.json and this script knows no sets for {pair}")
+    old = {name: {d: {"length_penalty": 0.6} for d in decodings} for name, decodings in FIRST[pair].items()}
 unknown = set(old) - set(SETS)
 if unknown:
     sys.exit(f"eval.json names sets this script cannot read: {sorted(unknown)}")
@@ -51,6 +63,6 @@ python -m model.faithfulness --checkpoint "$ck" --n 300 --ig-sentences 30
 if [ -f "$ck/confidence_labels.tsv" ]; then python -m model.confidence --checkpoint "$ck"; fi
 # The served Chinese font covers the vocabulary's characters (ui/cjk_font.py; needs Debian's fonts-noto-cjk).
 noto=/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
-if grep -q '"target_language": "zh' "$ck/config.json"; then
+if grep -q '_language": "zh' "$ck/config.json"; then
   if [ -f "$noto" ]; then python -m ui.cjk_font --source "$noto"; else echo "apt-get install fonts-noto-cjk, then: python -m ui.cjk_font --source $noto"; fi
 fi

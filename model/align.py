@@ -52,7 +52,9 @@ class GoldPair:
     possible: set[tuple[int, int]]  # sure links included
 
 
-def read_gold(path: Path | str) -> list[GoldPair]:
+def read_gold(path: Path | str, reverse: bool = False) -> list[GoldPair]:
+    """A gold file's pairs; reverse: read it the other way round (en-zh.tsv as Chinese into English for zh-en),
+    source and target swapped and each link i-j as j-i."""
     pairs = []
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -72,12 +74,21 @@ def read_gold(path: Path | str) -> list[GoldPair]:
             possible.add((i, j))
             if m.group(2) == "-":
                 sure.add((i, j))
+        if reverse:
+            source, target = target, source
+            sure, possible = ({(j, i) for i, j in links} for links in (sure, possible))
         pairs.append(GoldPair(source, target, sure, possible))
     return pairs
 
 
-def gold_file_for(target_language: str) -> Path:
-    return GOLD_DIR / f"en-{target_language[:2]}.tsv"
+def gold_file_for(source_language: str, target_language: str) -> tuple[Path, bool]:
+    """The gold file of a language pair and whether it is read reversed: every file is English into another
+    language (en-zh.tsv, en-de.tsv), so zh-en reads en-zh.tsv the other way round."""
+    if source_language.startswith("en"):
+        return GOLD_DIR / f"en-{target_language[:2]}.tsv", False
+    if target_language.startswith("en"):
+        return GOLD_DIR / f"en-{source_language[:2]}.tsv", True
+    raise ValueError(f"no gold alignments for {source_language} into {target_language}")
 
 
 def alignment_error_rate(predicted: list[set[tuple[int, int]]], gold: list[GoldPair]) -> float:
@@ -129,9 +140,14 @@ class PreparedPair:
 
 
 def prepare(
-    pair: GoldPair, source_tokenizer: Tokenizer, target_tokenizer: Tokenizer, target_language: str, max_len: int
+    pair: GoldPair,
+    source_tokenizer: Tokenizer,
+    target_tokenizer: Tokenizer,
+    languages: tuple[str, str],
+    max_len: int,
 ) -> PreparedPair:
-    source_text, source_spans = detokenize(pair.source, "en")
+    source_language, target_language = languages
+    source_text, source_spans = detokenize(pair.source, source_language)
     target_text, target_spans = detokenize(pair.target, target_language)
     source_ids, _, _ = encode_source(source_tokenizer, source_text, max_len)
     target_ids = target_tokenizer.encode(target_text)[: max_len - 1] + [EOS_ID]
@@ -203,11 +219,12 @@ def score_heads(
     model,
     source_tokenizer,
     target_tokenizer,
-    target_language: str,
+    languages: tuple[str, str],
     gold: list[GoldPair],
     whole_model: tuple[str, ...] = (),
 ) -> AlignmentResults:
-    prepared = [prepare(g, source_tokenizer, target_tokenizer, target_language, model.cfg.max_len) for g in gold]
+    """languages: (source, target), e.g. ("en", "zh")."""
+    prepared = [prepare(g, source_tokenizer, target_tokenizer, languages, model.cfg.max_len) for g in gold]
     links: dict = {}
     for pp in prepared:
         fp = record_for(model, pp.source_ids, pp.target_ids, [*(a for a, _ in HEAD_ALIGNERS.values()), *whole_model])
@@ -241,7 +258,11 @@ def main(argv=None):
 
     p = argparse.ArgumentParser(description="Score every cross-attention head as a word aligner (AER).")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--gold", type=Path, help="gold file (default: tests/data/alignments/en-<target>.tsv)")
+    p.add_argument(
+        "--gold",
+        type=Path,
+        help="gold file, English source (default: tests/data/alignments/en-<other language>.tsv, reversed for zh-en)",
+    )
     p.add_argument("--json", dest="json_out", type=Path, required=True)
     p.add_argument("--links-out", type=Path, help="write each method's best head's links as DIR/METHOD.links")
     p.add_argument(
@@ -254,15 +275,19 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     loaded = open_checkpoint(Path(args.checkpoint))
-    language = loaded.metadata.get("target_language", "zh")
-    gold_path = args.gold or gold_file_for(language)
-    gold = read_gold(gold_path)
+    languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
+    gold_path, reverse = gold_file_for(*languages)
+    gold = read_gold(args.gold or gold_path, reverse)
+    gold_path = args.gold or gold_path
     results = score_heads(
-        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, language, gold, tuple(args.whole_model)
+        loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, languages, gold, tuple(args.whole_model)
     )
     args.json_out.parent.mkdir(parents=True, exist_ok=True)
     args.json_out.write_text(
-        json.dumps({"sentences": results.sentences, "gold": gold_path.name, "results": results.rows}, indent=1),
+        json.dumps(
+            {"sentences": results.sentences, "gold": gold_path.name, "reversed": reverse, "results": results.rows},
+            indent=1,
+        ),
         encoding="utf-8",
     )
     methods = list(HEAD_ALIGNERS) + list(args.whole_model)

@@ -2,9 +2,10 @@
 without one, every Chinese character of the page and of every chart is an empty box.
 
 `static/cjk-subset.woff2` holds only the characters the app can show in Chinese: every piece of the shipped
-Chinese vocabularies (what a translation can write) and every character of the interface's Chinese (the words
-catalogue and the lessons' prose). Streamlit serves it (`server.enableStaticServing`) and the theme names it after
-the Latin font, for the CJK ranges only (`.streamlit/config.toml`); the charts name it too (ui.common).
+Chinese vocabularies (what a translation can write, what a Chinese source is cut into) and every character of
+the interface's Chinese (the words catalogue and the lessons' prose). Streamlit serves it
+(`server.enableStaticServing`) and the theme names it after the Latin font, for the CJK ranges only
+(`.streamlit/config.toml`); the charts name it too (ui.common).
 
 Rebuilt when a Chinese vocabulary or the interface's Chinese changes (benchmarks/recompute_checkpoint_tables.sh
 runs it; a test names the characters missing from the committed file):
@@ -28,11 +29,14 @@ NOTO_SC_INDEX = 2  # NotoSansCJK-Regular.ttc holds JP, KR, SC, TC, HK: SC is the
 
 
 def chinese_vocabularies() -> list[Path]:
-    """The target tokenizers of the shipped checkpoints whose target language is Chinese."""
+    """The shipped checkpoints' Chinese tokenizers: the target's where a model writes Chinese (what a translation
+    can write), the source's where it reads Chinese (what a typed sentence's pieces can show)."""
     found = []
     for config in sorted((ROOT / "checkpoints").glob("*/config.json")):
-        if '"target_language": "zh' in config.read_text(encoding="utf-8"):
-            found.append(config.parent / "target.model")
+        text = config.read_text(encoding="utf-8")
+        for side in ("source", "target"):
+            if f'"{side}_language": "zh' in text:
+                found.append(config.parent / f"{side}.model")
     return found
 
 

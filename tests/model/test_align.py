@@ -11,6 +11,7 @@ from model.align import (
     PreparedPair,
     alignment_error_rate,
     detokenize,
+    gold_file_for,
     links_from_scores,
     main,
     piece_word_overlap,
@@ -107,7 +108,7 @@ def test_every_method_layer_and_head_is_scored_on_a_tiny_model(tiny_checkpoint, 
         loaded.model,
         loaded.source_tokenizer,
         loaded.target_tokenizer,
-        "zh",
+        ("en", "zh"),
         read_gold(g),
         ("rollout", "gradient-x-input"),
     )
@@ -166,14 +167,32 @@ def test_command_line_writes_results_and_links_that_recompute_the_same_aer(tiny_
         assert alignment_error_rate(predicted, read_gold(g)) == pytest.approx(best["aer"], abs=1e-4)
 
 
+def test_a_chinese_source_reads_the_english_chinese_gold_reversed(tiny_zh_en_checkpoint, tmp_path):
+    """Issue 58: zh-en is scored on en-zh.tsv read the other way round: Chinese characters are the source words,
+    each link i-j becomes j-i, and the alignment.json it writes says so."""
+    g = read_gold_text(tmp_path, "Tom drinks tea .\t汤 姆 喝 茶 。\t0-0 0-1 1-2 2?3 3-4\n")
+    (pair,) = read_gold(g, reverse=True)
+    assert pair.source == ["汤", "姆", "喝", "茶", "。"] and pair.target == ["Tom", "drinks", "tea", "."]
+    assert pair.sure == {(0, 0), (1, 0), (2, 1), (4, 3)} and (3, 2) in pair.possible - pair.sure
+    assert gold_file_for("zh", "en") == (gold_file_for("en", "zh")[0], True)
+    out = tmp_path / "align.json"
+    main(["--checkpoint", str(tiny_zh_en_checkpoint), "--gold", str(g), "--json", str(out), "--whole-model"])
+    data = json.loads(out.read_text())
+    assert data["reversed"] is True and data["sentences"] == 1
+    assert all(0.0 <= r["aer"] <= 1.0 for r in data["results"])
+
+
 @pytest.mark.checkpoint
 def test_shipped_gold_sets_read_and_fit_the_tokenizers():
-    for name, language in (("en-zh", "zh"), ("en-de", "de")):
-        pairs = read_gold(f"tests/data/alignments/{name}.tsv")
+    """Every shipped checkpoint's gold set (zh-en's: en-zh.tsv reversed) reads, and each gold word of the language
+    it writes is reached by some piece."""
+    for folder in sorted(p.parent for p in SHIPPED.parent.glob("*/config.json")):
+        loaded = load_checkpoint(folder)
+        languages = (loaded.metadata["source_language"], loaded.metadata["target_language"])
+        pairs = read_gold(*gold_file_for(*languages))
         assert len(pairs) >= 100
-        loaded = load_checkpoint(SHIPPED.parent / name)
         for pair in pairs[:20]:
-            text, spans = detokenize(pair.target, language)
+            text, spans = detokenize(pair.target, languages[1])
             overlap = piece_word_overlap(loaded.target_tokenizer, text, spans)
             assert (overlap.sum(0) >= 1).all(), text  # every gold word is reached by some piece
 
