@@ -27,11 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from safetensors.torch import load_file  # noqa: E402
 
-from model import train  # noqa: E402
-from model.checkpoint import apply_weights, load_checkpoint  # noqa: E402
+from model.checkpoint import apply_weights, load_checkpoint, weights_to_save  # noqa: E402
 from model.data import load_splits, must_translate_rows, read_everyday  # noqa: E402
 from model.evaluate import bleu_tokenizer_for, score, stutter_share, translate_corpus_ids, translated_right  # noqa: E402
 from model.tokenizer import Tokenizer  # noqa: E402
+from model.training.options import LANGUAGES  # noqa: E402
+from model.training.vocabulary import extend_weights  # noqa: E402
 from model.transformer import Transformer, TransformerConfig  # noqa: E402
 
 
@@ -45,7 +46,7 @@ def main(argv: list[str]) -> None:
         else:
             raise SystemExit(f"unknown option {argv[0]}")
     run, specs = Path(argv[0]), argv[1:]
-    source_language, language = train.LANGUAGES[corpus]
+    source_language, language = LANGUAGES[corpus]
     shipped_dir = ROOT / "checkpoints" / f"{source_language}-{language}"
     base = load_checkpoint(shipped_dir) if shipped_dir.exists() else None
     if (run / "source.model").exists():
@@ -69,11 +70,11 @@ def main(argv: list[str]) -> None:
             base.source_tokenizer.vocab_size,
             base.target_tokenizer.vocab_size,
         )
-        shipped = {k: v.clone() for k, v in train.weights_to_save(base.model).items()}
+        shipped = {k: v.clone() for k, v in weights_to_save(base.model).items()}
         if not same_shape:  # a run that extended the shipped vocabularies: the shipped weights as the run began
             try:
-                train.extend_weights(base, model, source, target)
-                shipped = {k: v.clone() for k, v in train.weights_to_save(model).items()}  # not the live rows
+                extend_weights(base, model, source, target)
+                shipped = {k: v.clone() for k, v in weights_to_save(model).items()}  # not the live rows
             except ValueError:
                 shipped = None
     rows = [r for r in must_translate_rows(source_language) if r.language == language]
