@@ -1,13 +1,17 @@
 """What a teacher waits for over a whole lesson on one page: every view and every lesson, sentence after sentence,
-in Chromium at 1024×768, both interface languages and both checkpoints (issue 36: "no wait over 2 s").
+in Chromium at 1024×768, both interface languages, every shipped checkpoint, presentation mode off and on, as
+the app starts by default (heads switched in the page; issue 36: "no wait over 2 s"; issue 59's walk).
 
     python benchmarks/walk_timings.py --json benchmarks/results/walk.json
+    python benchmarks/walk_timings.py --checkpoints en-zh --langs zh --present 1     # one page
 
-One page per (checkpoint, interface language), never reloaded: type a sentence, then click every group tab and
-every view tab of the explorer, then every lesson tab, then the next sentence. A wait is timed in the browser's
-own clock from the click (or the Enter key) until Streamlit's script run that it caused has finished (the
-app root's `data-test-script-state` back at "notRunning" after it had left it); a click that starts no run is
-0. Prints every wait over --limit seconds and the slowest of each view; --json writes every wait.
+One page per (checkpoint, interface language, presentation mode), never reloaded: type a sentence, then click
+every group tab and every view tab of the explorer, then every lesson tab, then the next sentence. A wait is
+timed in the browser's own clock from the click (or the Enter key) until Streamlit's script run that it caused
+has finished (the app root's `data-test-script-state` back at "notRunning" after it had left it); a click that
+starts no run is 0. After each sentence it reads whether the page shows the unsure note, and after every click
+whether an error or exception is on the page. Prints every wait over --limit seconds, every error, every unsure
+note and the slowest of each view; --json writes every row.
 """
 
 from __future__ import annotations
@@ -34,7 +38,13 @@ SENTENCES = {  # what a teacher types: a seed sentence, one about the lesson, a 
         "Tom chases Jerry.",
         "My sister and I walked to the old market near the river to buy fresh fish yesterday.",
     ],
+    "zh-en": [  # the seeds' sentence, one about the lesson, a longer everyday one
+        "汤姆追逐杰瑞。",
+        "每个注意力头学习不同的模式。",
+        "昨天我和妹妹走到河边的老市场去买新鲜的鱼。",
+    ],
 }
+ERRORS = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 
 # The browser-clock time of the user's last press is window.__input (browser_timings.INIT); this records every
 # change of the script state beside it.
@@ -70,22 +80,48 @@ def click_tab(page, name: str) -> float:
     return waited(page)
 
 
-def walk(url: str, checkpoint: str, lang: str, browser, limit: float) -> list[dict]:
+def errors_on(page) -> list[str]:
+    """The text of every error notice and exception the page shows."""
+    return [e.inner_text()[:200] for e in page.locator(ERRORS).all()]
+
+
+def unsure_note(page, lang: str) -> str | None:
+    """The unsure note's verdict ("Probably wrong", "Possibly wrong") if the page shows one."""
+    from words import t
+
+    for key in ("unsure_probably", "unsure_possibly"):
+        if page.get_by_text(t(key, lang), exact=False).count():
+            return t(key, lang)
+    return None
+
+
+def walk(url: str, checkpoint: str, lang: str, present: str, browser, limit: float) -> list[dict]:
     from ui.views import lessons, view_groups
     from words import t
 
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     page.add_init_script(INPUT_TIME)
     page.add_init_script(SCRIPT_STATES)
-    page.goto(f"{url}/?ckpt={checkpoint}&lang={lang}", wait_until="domcontentloaded")
+    page.goto(f"{url}/?ckpt={checkpoint}&lang={lang}&present={present}", wait_until="domcontentloaded")
     page.get_by_role("tab", name=t("group_maps", lang), exact=True).wait_for(timeout=180_000)
     wait_until_idle(page)
     rows = []
 
     def record(what: str, seconds: float, sentence: int) -> None:
-        rows.append({"checkpoint": checkpoint, "lang": lang, "sentence": sentence, "what": what, "s": seconds})
-        flag = "  <-- over" if seconds > limit else ""
-        print(f"{checkpoint} {lang} #{sentence} {what}: {seconds:.2f} s{flag}", flush=True)
+        errors = errors_on(page)
+        rows.append(
+            {
+                "checkpoint": checkpoint,
+                "lang": lang,
+                "present": present,
+                "sentence": sentence,
+                "what": what,
+                "s": seconds,
+                "errors": errors,
+            }
+        )
+        flag = ("  <-- over" if seconds > limit else "") + (f"  <-- ERROR {errors}" if errors else "")
+        print(f"{checkpoint} {lang} present={present} #{sentence} {what}: {seconds:.2f} s{flag}", flush=True)
 
     for n, sentence in enumerate(SENTENCES[checkpoint], 1):
         page.get_by_role("radio", name=t("page_explore", lang), exact=True).check(force=True)
@@ -94,6 +130,8 @@ def walk(url: str, checkpoint: str, lang: str, browser, limit: float) -> list[di
         box.fill(sentence)
         box.press("Enter")
         record("new sentence", waited(page), n)
+        rows[-1]["unsure"] = unsure_note(page, lang)
+        print(f"  {sentence!r}: unsure note {rows[-1]['unsure']}", flush=True)
         for group, views in view_groups().items():
             record(group, click_tab(page, t(group, lang)), n)
             for view in views:
@@ -108,8 +146,9 @@ def walk(url: str, checkpoint: str, lang: str, browser, limit: float) -> list[di
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--checkpoints", nargs="+", default=["en-zh", "en-de"])
+    p.add_argument("--checkpoints", nargs="+", default=[c for c in SENTENCES if (ROOT / "checkpoints" / c).exists()])
     p.add_argument("--langs", nargs="+", default=["en", "zh"])
+    p.add_argument("--present", nargs="+", default=["0", "1"], choices=["0", "1"], help="presentation mode off, on")
     p.add_argument("--limit", type=float, default=2.0)
     p.add_argument("--json", type=Path)
     args = p.parse_args()
@@ -120,7 +159,8 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for checkpoint in args.checkpoints:
             for lang in args.langs:
-                rows += walk(url, checkpoint, lang, browser, args.limit)
+                for present in args.present:
+                    rows += walk(url, checkpoint, lang, present, browser, args.limit)
         browser.close()
     slowest: dict[str, dict] = {}
     for row in rows:
@@ -131,6 +171,10 @@ def main() -> None:
         print(f"  {what}: {row['s']:.2f} s ({row['checkpoint']}, {row['lang']}, sentence {row['sentence']})")
     over = [r for r in rows if r["s"] > args.limit]
     print(f"{len(over)} of {len(rows)} waits over {args.limit} s")
+    print(f"{sum(bool(r['errors']) for r in rows)} of {len(rows)} steps with an error on the page")
+    for r in rows:
+        if r.get("unsure"):
+            print(f"unsure note: {r['checkpoint']} {r['lang']} present={r['present']} sentence {r['sentence']}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False))
 
