@@ -53,17 +53,33 @@ def reference_streams(examples: list[Example]) -> list[list[str | None]]:
 
 
 def score(hypotheses: list[str], examples: list[Example], tokenize: str, lowercase: bool = False) -> dict:
-    """Multi-reference corpus BLEU and chrF."""
+    """Multi-reference corpus BLEU and chrF; for a set whose examples name words to keep (the names sets), the
+    share of translations that keep them all (names_kept)."""
     streams = reference_streams(examples)
     bleu_metric = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
     bleu = bleu_metric.corpus_score(hypotheses, streams)
     chrf = sacrebleu.CHRF().corpus_score(hypotheses, streams)
-    return {
+    scores = {
         "bleu": round(bleu.score, 2),
         "chrf": round(chrf.score, 2),
         "bleu_detail": str(bleu),
         "bleu_signature": str(bleu_metric.get_signature()),
     }
+    if any(e.keep for e in examples):
+        scores["names_kept"] = round(names_kept(hypotheses, examples), 4)
+    return scores
+
+
+def names_kept(hypotheses: list[str], examples: list[Example]) -> float:
+    """The share of translations that hold the target word of every name their example must keep, as written: a
+    Chinese name anywhere (爱玛 in 爱玛和莉莎住在慕尼黑。), a Latin one as a word (Emma, not Emmanuel); examples with
+    nothing to keep are left out."""
+
+    def holds(hypothesis: str, word: str) -> bool:
+        return bool(re.search(rf"\b{re.escape(word)}\b", hypothesis)) if word.isascii() else word in hypothesis
+
+    judged = [all(holds(h, target) for _, target in e.keep) for h, e in zip(hypotheses, examples) if e.keep]
+    return sum(judged) / len(judged) if judged else float("nan")
 
 
 def stutters(ids: list[int], times: int = 3) -> bool:
@@ -184,8 +200,9 @@ def main(argv=None):
         results[name] = r
         if args.hypotheses and beam == args.beam[0]:
             args.hypotheses.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+        kept = f"  names kept {r['names_kept']:.1%}" if "names_kept" in r else ""
         print(
-            f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}  stutter {r['stutter_share']:.1%}  "
+            f"{args.split} {name}: BLEU {r['bleu']}  chrF {r['chrf']}{kept}  stutter {r['stutter_share']:.1%}  "
             f"({r['seconds']} s)  {r['bleu_detail']}"
         )
         print(f"  {r['bleu_signature']}")

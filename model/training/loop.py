@@ -437,7 +437,7 @@ def validate_bleu(model, examples, source_tok, target_tok, tgt_lang, args) -> di
     subset = examples[: args.valid_bleu_sentences]
     hyps = translate_corpus(model, source_tok, target_tok, [e.source for e in subset])
     scores = score(hyps, subset, bleu_tokenizer_for(tgt_lang))
-    return {"bleu": scores["bleu"], "chrf": scores["chrf"]}
+    return {k: scores[k] for k in ("bleu", "chrf", "names_kept") if k in scores}
 
 
 def export(run: Run, cfg: TransformerConfig, args, source_tok, target_tok, valid, tgt_lang):

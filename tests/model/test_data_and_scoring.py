@@ -322,3 +322,37 @@ def test_short_ml_repeat_adds_only_short_machine_learning_pairs_and_leaves_the_h
     assert (plain.valid, plain.test, plain.domains) == (more.valid, more.test, more.domains)
     held_out = {normalise_english(e.source) for d in more.domains.values() for e in d} | protected_english()
     assert not {normalise_english(en) for en, _ in added} & held_out
+
+
+def test_names_held_out_by_template_with_other_names():
+    """Issue 57: a names set holds sentences with two names, or a name and a city, on both sides, one per template,
+    written with other names; held_out_by_template then drops every training pair of those templates (the copies
+    with other names too), and names_kept counts the translations that keep every name."""
+    from model.data import held_out_by_template, names_held_out, reversed_examples
+    from model.evaluate import names_kept
+
+    names = {"Tom": "汤姆", "Mary": "玛丽", "Jack": "杰克", "Emma": "爱玛", "Anna": "安娜", "Peter": "彼得"}
+    cities = {"Boston": "波士顿", "Munich": "慕尼黑", "Vienna": "维也纳"}
+    pairs = [
+        ("Tom and Mary are friends.", "汤姆和玛丽是朋友。"),
+        ("Jack and Emma are friends.", "杰克和爱玛是朋友。"),  # a copy of the same template
+        ("Tom lives in Boston.", "汤姆住在波士顿。"),
+        ("Tom is here.", "汤姆在这里。"),  # one name: not a candidate
+        ("Mary met Peter.", "玛丽遇见了某人。"),  # Peter not in the Chinese: one name found
+    ]
+    sets, templates = names_held_out(pairs, names, cities, {"names_valid": 1, "names_test": 1})
+    assert sorted(len(v) for v in sets.values()) == [1, 1] and len(templates) == 2
+    for (example,) in sets.values():
+        assert len(example.keep) == 2
+        assert all(en in example.source and zh in example.references[0] for en, zh in example.keep)
+        assert example.source not in dict(pairs)  # written with other names or another city
+    assert held_out_by_template(pairs, templates, names, cities) == pairs[3:]
+    keep = (("Anna", "安娜"), ("Peter", "彼得"))
+    examples = [Example("Anna and Peter are friends.", ["安娜和彼得是朋友。"], keep)] * 2
+    assert names_kept(["安娜和彼得是朋友。", "安娜是朋友。"], examples) == 0.5
+    assert score(["安娜和彼得是朋友。", "安娜是朋友。"], examples, "zh")["names_kept"] == 0.5
+    assert "names_kept" not in score(["x"], [Example("a", ["x"])], "13a")
+    # read the other way (zh-en), the English names are kept, each as a word
+    (reversed_example,) = reversed_examples(examples[:1])
+    assert reversed_example.source == "安娜和彼得是朋友。" and reversed_example.keep[0] == ("安娜", "Anna")
+    assert names_kept(["Anna and Peter are friends.", "Annabel and Peter are friends."], [reversed_example] * 2) == 0.5
