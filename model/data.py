@@ -161,6 +161,7 @@ def load_splits(
     language_copies: int = 0,
     machine_translated_repeat: int = 1,
     added_ml_repeat: int = 0,
+    two_name_copies: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
@@ -176,7 +177,8 @@ def load_splits(
     list (mined_city_names: Beijing -> Peking). tatoeba-extra-ml-en-de: ml_repeat and short_ml_repeat as for
     en-zh; machine_translated_repeat: how many times each pair of en-de-ml's machine-translated files (`-mt`) is
     seen per epoch (0: left out). added_ml_repeat: tatoeba-extra-ml-en-zh's (and -zh-en's) files added on
-    2026-12-05, how many times each an epoch (_ml_en_zh_splits)."""
+    2026-12-05, how many times each an epoch (_ml_en_zh_splits). two_name_copies: copies of each everyday en-zh
+    training pair with two names, or a name and a city, all of them replaced (copies_with_other_names)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -195,6 +197,7 @@ def load_splits(
             apposed_name_copies,
             language_copies,
             added_ml_repeat,
+            two_name_copies=two_name_copies,
         )
     if corpus == "tatoeba-extra-ml-zh-en":
         en_zh = load_splits(
@@ -208,6 +211,7 @@ def load_splits(
             apposed_name_copies=apposed_name_copies,
             language_copies=language_copies,
             added_ml_repeat=added_ml_repeat,
+            two_name_copies=two_name_copies,
         )
         return reversed_splits(en_zh, protected_chinese())
     if corpus == "tatoeba-en-de":
@@ -667,6 +671,27 @@ def _with_other_names(
     return en, zh, tuple(chosen)
 
 
+def two_names_or_a_name_and_a_city(found: list[tuple[str, str]], names: dict[str, str]) -> bool:
+    """Whether names_found found two given names, or a given name and a city (anything not a given name)."""
+    given = sum(word in names for word, _ in found)
+    return given >= 2 or (given >= 1 and len(found) > given)
+
+
+def copies_with_other_names(
+    pairs: list[tuple[str, str]], names: dict[str, str], places: dict[str, str], copies: int, seed: int = 58
+) -> list[tuple[str, str]]:
+    """`copies` copies of each pair with two names, or a name and a city, on both sides, all of them replaced by
+    others (the names sets' remedy to measure: what the model drops is the second name, and the data holds 399
+    such sentences, nearly all of them Tom and Mary)."""
+    rng = random.Random(seed)
+    out = []
+    for en, zh in pairs:
+        found = names_found(en, zh, names, places)
+        if two_names_or_a_name_and_a_city(found, names):
+            out += [_with_other_names(en, zh, found, names, places, rng)[:2] for _ in range(copies)]
+    return out
+
+
 def names_held_out(
     pairs: list[tuple[str, str]],
     names: dict[str, str],
@@ -680,8 +705,7 @@ def names_held_out(
     by_template: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
     for en, zh in pairs:
         found = names_found(en, zh, names, places)
-        cities = [w for w, _ in found if w in places and w not in names]
-        if len(found) - len(cities) >= 2 or (cities and len(found) > len(cities)):
+        if two_names_or_a_name_and_a_city(found, names):
             by_template.setdefault(name_template(en, found), (en, zh, found))
     templates = sorted(by_template)
     rng = random.Random(seed)
@@ -717,6 +741,7 @@ def _ml_en_zh_splits(
     apposed_name_copies: int = 0,
     language_copies: int = 0,
     added_ml_repeat: int = 0,
+    two_name_copies: int = 0,
 ) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
@@ -761,8 +786,10 @@ def _ml_en_zh_splits(
         )
     )
     copies = []
-    copying = apposed_name_copies or language_copies or city_copies or sentences_per_city
+    copying = apposed_name_copies or language_copies or city_copies or sentences_per_city or two_name_copies
     everyday_pairs = training_pairs(everyday_train) if copying else []
+    if two_name_copies:  # "Tom and Mary ..." -> "Olivia and Jack ..." (the names sets' remedy)
+        copies += copies_with_other_names(everyday_pairs, given, all_cities, two_name_copies)
     if apposed_name_copies:  # "my friend" -> "my friend Jack" (apposed_names)
         copies += apposed_names(everyday_pairs, given, apposed_name_copies)
     if language_copies:  # "English into Japanese" -> "French into Chinese" (substitute_languages)

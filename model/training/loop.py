@@ -130,6 +130,7 @@ def load_training_data(args: argparse.Namespace):
         added_ml_repeat=args.added_ml_repeat,
         apposed_name_copies=args.apposed_names,
         language_copies=args.language_copies,
+        two_name_copies=args.two_name_copies,
     )
     pairs = training_pairs(splits.train)
     if args.limit_train:

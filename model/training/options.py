@@ -50,6 +50,14 @@ def _data_options(p: argparse.ArgumentParser) -> None:
         "(model.data.ML_ADDED_FILES) is seen per epoch, their machine translation once; 0 leaves them out",
     )
     g.add_argument(
+        "--two-name-copies",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh and -zh-en: copies of each everyday training pair with two given names, or a "
+        "name and a city, all of them replaced by others (model.data.copies_with_other_names; the names sets "
+        "names_valid and names_test measure it)",
+    )
+    g.add_argument(
         "--machine-translated-repeat",
         type=int,
         default=1,

@@ -328,7 +328,7 @@ def test_names_held_out_by_template_with_other_names():
     """Issue 57: a names set holds sentences with two names, or a name and a city, on both sides, one per template,
     written with other names; held_out_by_template then drops every training pair of those templates (the copies
     with other names too), and names_kept counts the translations that keep every name."""
-    from model.data import held_out_by_template, names_held_out, reversed_examples
+    from model.data import copies_with_other_names, held_out_by_template, names_held_out, reversed_examples
     from model.evaluate import names_kept
 
     names = {"Tom": "汤姆", "Mary": "玛丽", "Jack": "杰克", "Emma": "爱玛", "Anna": "安娜", "Peter": "彼得"}
@@ -352,6 +352,12 @@ def test_names_held_out_by_template_with_other_names():
     assert names_kept(["安娜和彼得是朋友。", "安娜是朋友。"], examples) == 0.5
     assert score(["安娜和彼得是朋友。", "安娜是朋友。"], examples, "zh")["names_kept"] == 0.5
     assert "names_kept" not in score(["x"], [Example("a", ["x"])], "13a")
+    # the remedy: copies of the two-name and name-and-city pairs with all their names replaced
+    copies = copies_with_other_names(pairs, names, cities, copies=3)
+    assert len(copies) == 9  # three pairs of the five hold two names, or a name and a city
+    for en, zh in copies:
+        found = [(w, c) for w, c in {**names, **cities}.items() if w in en]
+        assert len(found) == 2 and all(c in zh for _, c in found), (en, zh)
     # read the other way (zh-en), the English names are kept, each as a word
     (reversed_example,) = reversed_examples(examples[:1])
     assert reversed_example.source == "安娜和彼得是朋友。" and reversed_example.keep[0] == ("安娜", "Anna")
