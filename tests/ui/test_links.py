@@ -190,3 +190,24 @@ def test_a_new_views_link_parameter_is_one_declaration_in_its_own_module():
         unregister("tab_throwaway")
     for module in ("links.py", "session.py"):
         assert "colour" not in (ROOT / "ui" / module).read_text()
+
+
+def test_the_page_wide_parameters_the_registry_reserves_are_those_a_link_writes():
+    """ui.views.PAGE_PARAMETERS (the names a view's own parameter may not take) and LinkState.to_params spell the
+    page-wide parameters in two places: a state with every page-wide field set writes exactly those names."""
+    from ui.views import PAGE_PARAMETERS
+
+    state = links.LinkState(
+        sentence="Tom chases Jerry.",
+        second_sentence="Jerry chases Tom.",
+        checkpoint="en-zh",
+        lang="zh",
+        layer=2,
+        head="3",
+        beam=4,
+        present=True,
+        view="tab_cross",
+        word_level=True,
+        attribution="norm",
+    )
+    assert set(state.to_params()) == set(PAGE_PARAMETERS)
