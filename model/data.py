@@ -652,14 +652,15 @@ def name_template(en: str, found: list[tuple[str, str]]) -> str:
 
 def _with_other_names(
     en: str, zh: str, found: list[tuple[str, str]], names: dict[str, str], places: dict[str, str], rng: random.Random
-) -> tuple[str, str, tuple[str, ...]]:
+) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     """The pair with each found name replaced by another given name and each city by another city (none already in
     the sentence, no Chinese inside another's) -> (English, Chinese, the new names in order as (English, Chinese))."""
     chosen: list[tuple[str, str]] = []
     for word, _ in found:
         pool = places if word in places and word not in names else names
+        choices = sorted(pool)
         while True:
-            other = rng.choice(sorted(pool))
+            other = rng.choice(choices)
             other_zh = pool[other]
             taken = [c for _, c in chosen] + [c for _, c in found]
             if other not in en and other_zh not in zh and not any(other_zh in c or c in other_zh for c in taken):
@@ -754,6 +755,7 @@ def _ml_en_zh_splits(
     held-out pages are the ml_added_valid and ml_added_test domains either way."""
     everyday = _extra_en_zh_splits(data_dir, name_copies)
     extra = Path(data_dir) / "en-zh-extra"
+    # read_names: the one-word English names and places with a Chinese name of two or more characters
     given, all_cities = read_names(extra / "cedict-names.tsv"), read_names(extra / "cedict-places.tsv")
     # names_valid, names_test: their templates leave training, every copy with other names included
     names_sets, name_templates = names_held_out(training_pairs(everyday.train), given, all_cities)
@@ -794,7 +796,6 @@ def _ml_en_zh_splits(
         copies += apposed_names(everyday_pairs, given, apposed_name_copies)
     if language_copies:  # "English into Japanese" -> "French into Chinese" (substitute_languages)
         copies += substitute_languages(everyday_pairs, language_copies)
-    # read_names: the one-word English places with a Chinese name of two or more characters
     if city_copies:
         copies += substitute_names(everyday_pairs, all_cities, copies=city_copies, seed=9)
     if sentences_per_city:
