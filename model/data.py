@@ -162,6 +162,7 @@ def load_splits(
     machine_translated_repeat: int = 1,
     added_ml_repeat: int = 0,
     two_name_copies: int = 0,
+    core_word_repeat: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
@@ -178,7 +179,8 @@ def load_splits(
     en-zh; machine_translated_repeat: how many times each pair of en-de-ml's machine-translated files (`-mt`) is
     seen per epoch (0: left out). added_ml_repeat: tatoeba-extra-ml-en-zh's (and -zh-en's) files added on
     2026-12-05, how many times each an epoch (_ml_en_zh_splits). two_name_copies: copies of each everyday en-zh
-    training pair with two names, or a name and a city, all of them replaced (copies_with_other_names)."""
+    training pair with two names, or a name and a city, all of them replaced (copies_with_other_names).
+    core_word_repeat: tatoeba-extra-ml-en-de's machine-learning pairs with a German lesson word, extra times."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -221,7 +223,9 @@ def load_splits(
     if corpus == "tatoeba-extra-en-de":
         return _extra_en_de_splits(data_dir, mined_cities)
     if corpus == "tatoeba-extra-ml-en-de":
-        return _ml_en_de_splits(data_dir, mined_cities, ml_repeat, short_ml_repeat, machine_translated_repeat)
+        return _ml_en_de_splits(
+            data_dir, mined_cities, ml_repeat, short_ml_repeat, machine_translated_repeat, core_word_repeat
+        )
     multi30k = Splits(*(read_multi30k(data_dir / "multi30k", split) for split in ("train", "val", "test_2016_flickr")))
     if corpus == "multi30k-en-de":
         return multi30k
@@ -1082,18 +1086,30 @@ def split_ml_de_pages(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+# The German words of a lesson on Transformers, rare in every file (term-counts.json: Encoder in 12 pairs, Schicht
+# in 47): a machine-learning training pair whose German holds one can be seen more often (core_word_repeat).
+CORE_GERMAN_WORDS = re.compile(
+    r"\b(Encoder\w*|Decoder\w*|\w*(?<!Ge)[Ss]chicht(en)?|Kopf|Köpfe\w*|\w*[Aa]ufmerksamkeit\w*|[Nn]euronale[snm]?"
+    r"|\w*[Ww]ahrscheinlichkeit(en)?|Vokabular\w*|Wortschatz|Sprachmodell\w*|[Kk]ünstliche[rn]?|[Mm]aschinelle[sn]?"
+    r"|Positions\w*|Softmax)\b"
+)
+
+
 def _ml_en_de_splits(
     data_dir: Path,
     mined_cities: bool = False,
     ml_repeat: int = 1,
     short_ml_repeat: int = 0,
     machine_translated_repeat: int = 1,
+    core_word_repeat: int = 0,
 ) -> Splits:
     """tatoeba-extra-en-de's splits (the same everyday validation and test) plus en-de-ml's other files: the human
     translations' training pages ml_repeat times an epoch, the machine translations machine_translated_repeat
     times, those of at most SHORT_ML_WORDS English words short_ml_repeat times more; held-out pages as the ml_valid
-    and ml_test domains. The German corpus held 162 machine-learning pairs before, and "Our model has an encoder
-    with six layers." came out as "Unser Modell hat einen Encode mit sechs Lieferen."
+    and ml_test domains; core_word_repeat: extra times each of those pairs (human or machine-translated) whose
+    German holds a lesson word (CORE_GERMAN_WORDS: 251 pairs) is seen. The German corpus held 162 machine-learning
+    pairs before, and "Our model has an encoder with six layers." came out as "Unser Modell hat einen Encode mit
+    sechs Lieferen."
     """
     everyday = _extra_en_de_splits(data_dir, mined_cities)
     ml = split_ml_de_pages(data_dir)
@@ -1104,11 +1120,13 @@ def _ml_en_de_splits(
     human = [(en, de) for en, de in ml["train"] if normalise_english(en) not in held_out]
     machine = [(en, de) for en, de in ml["train_mt"] if normalise_english(en) not in held_out]
     short = [(en, de) for en, de in human + machine if len(en.split()) <= SHORT_ML_WORDS]
+    core = [(en, de) for en, de in human + machine if CORE_GERMAN_WORDS.search(de)]
     # grouped before repeating: group_by_source keeps each reference once
     added = (
         group_by_source(human) * ml_repeat
         + group_by_source(machine) * machine_translated_repeat
         + group_by_source(short) * short_ml_repeat
+        + group_by_source(core) * core_word_repeat
     )
     everyday_train = [e for e in everyday.train if normalise_english(e.source) not in held_out]
     train = everyday_train + added

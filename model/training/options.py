@@ -58,6 +58,13 @@ def _data_options(p: argparse.ArgumentParser) -> None:
         "names_valid and names_test measure it)",
     )
     g.add_argument(
+        "--core-word-repeat",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-de: extra times each machine-learning training pair whose German holds a lesson "
+        "word (model.data.CORE_GERMAN_WORDS: Encoder, Schicht, Köpfe, Aufmerksamkeit, Wahrscheinlichkeit …) is seen",
+    )
+    g.add_argument(
         "--machine-translated-repeat",
         type=int,
         default=1,

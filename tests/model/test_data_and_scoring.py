@@ -362,3 +362,22 @@ def test_names_held_out_by_template_with_other_names():
     (reversed_example,) = reversed_examples(examples[:1])
     assert reversed_example.source == "安娜和彼得是朋友。" and reversed_example.keep[0] == ("安娜", "Anna")
     assert names_kept(["Anna and Peter are friends.", "Annabel and Peter are friends."], [reversed_example] * 2) == 0.5
+
+
+def test_the_german_lesson_words_are_found_in_compounds_and_not_in_other_words():
+    """Issue 57: CORE_GERMAN_WORDS marks the machine-learning pairs that --core-word-repeat shows more often."""
+    from model.data import CORE_GERMAN_WORDS
+
+    for found in (
+        "Der Encoder hat sechs Schichten.",
+        "eine Einbettungsschicht",
+        "acht Köpfe",
+        "Selbstaufmerksamkeit",
+        "ein neuronales Netz",
+        "die Wahrscheinlichkeiten",
+        "das Vokabular",
+        "ein Sprachmodell",
+    ):
+        assert CORE_GERMAN_WORDS.search(found), found
+    for not_found in ("Geschichten erzählen", "Er schüttelt den Kopfsalat.", "Die Schichtarbeit"):
+        assert not CORE_GERMAN_WORDS.search(not_found), not_found

@@ -247,9 +247,12 @@ def test_no_listed_sentence_is_in_the_new_machine_learning_files_as_trained():
     assert set(added["train"]) & set(added["ml_added_valid"] + added["ml_added_test"]) == set()
     german = split_ml_de_pages(DEFAULT_DATA_DIR)
     assert set(german["train"] + german["train_mt"]) & set(german["ml_valid"] + german["ml_test"]) == set()
-    # the lesson's words are in what the German model learns from, a few dozen times an epoch
+    # the lesson's words are in what the German model learns from, a few dozen times an epoch, and more often with
+    # --core-word-repeat
     german_side = [r for e in load_splits("tatoeba-extra-ml-en-de", ml_repeat=3).train for r in e.references]
     assert sum("Encoder" in r for r in german_side) >= 20
+    weighed = load_splits("tatoeba-extra-ml-en-de", ml_repeat=3, core_word_repeat=5).train
+    assert sum("Encoder" in r for e in weighed for r in e.references) >= sum("Encoder" in r for r in german_side) + 50
 
 
 def test_no_listed_sentence_is_in_the_zh_en_corpus():
