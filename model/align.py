@@ -276,9 +276,9 @@ def main(argv=None):
 
     loaded = open_checkpoint(Path(args.checkpoint))
     languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
-    gold_path, reverse = gold_file_for(*languages)
-    gold = read_gold(args.gold or gold_path, reverse)
-    gold_path = args.gold or gold_path
+    default_gold, reverse = gold_file_for(*languages)
+    gold_path = args.gold or default_gold
+    gold = read_gold(gold_path, reverse)
     results = score_heads(
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, languages, gold, tuple(args.whole_model)
     )
