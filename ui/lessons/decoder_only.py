@@ -41,7 +41,7 @@ def show_decoder_only(ctx: Context) -> None:
     )
     settings = both_settings(task)
     names = [t(f"alone_{s.architecture}", lang) for s in settings]
-    seconds = sum(expected_seconds(s) for s in settings)
+    seconds = expected_seconds(list(settings))
     runs = train_together(list(settings), names, t("alone_train", lang, seconds=seconds), "alone_train", lang)
     if runs is not None:
         show_both(*runs, lang)

@@ -9,7 +9,7 @@ import streamlit as st
 from model import inside, toy
 from ui import widgets
 from ui.common import Context, chart
-from ui.lessons.learned import curve_labels, expected_seconds, train_together
+from ui.lessons.learned import LEARNT_EXACT, curve_labels, expected_seconds, train_together
 from ui.lessons.learned import curves as toy_curves
 from ui.models import get_inside
 from ui.views import Lesson, register
@@ -189,7 +189,7 @@ def show_norm_placement(lang: str) -> None:
     )
     settings = [toy.ToySettings(norm=norm, **NORM_SETTINGS[choice]) for norm in toy.NORMS]
     names = [t(f"norm_{s.norm}", lang) for s in settings]
-    seconds = sum(expected_seconds(s) * s.layers // 2 for s in settings)
+    seconds = expected_seconds(settings)
     runs = train_together(settings, names, t("norm_train", lang, seconds=seconds), "norm_train", lang, primary=False)
     if runs is None:
         return
@@ -198,15 +198,19 @@ def show_norm_placement(lang: str) -> None:
     labels = curve_labels(lang, post.held_out)
     chart(learning_curves(curves, labels), key="norm-curves")
     first = {name: run.gradient_norms[0] for run, name in zip(runs, names)}
+    # model.toy names the layers "encoder 1" … "decoder 6": in the interface's language
+    layers = [f"{t(f'stack_{stack}', lang)} {n}" for stack, n in (name.split() for name in post.gradient_layers)]
     chart(
         layer_gradients(
-            post.gradient_layers,
+            layers,
             first,
             dict(layer=t("layer", lang), norm=t("norm_gradient", lang), title=t("norm_gradient_title", lang)),
         ),
         key="norm-gradients",
     )
     last_post, last_pre = post.snapshots[-1], pre.snapshots[-1]
+    learnt = [last.exact_match >= LEARNT_EXACT for last in (last_post, last_pre)]
+    outcome = "same" if all(learnt) else "apart" if any(learnt) else "neither"
     st.caption(
         t(
             "norm_caption",
@@ -219,6 +223,7 @@ def show_norm_placement(lang: str) -> None:
             loss_post=last_post.loss,
             exact_pre=last_pre.exact_match,
             loss_pre=last_pre.loss,
+            outcome=t(f"norm_outcome_{outcome}", lang),
         )
     )
 
