@@ -194,20 +194,11 @@ def test_a_new_views_link_parameter_is_one_declaration_in_its_own_module():
 
 def test_the_page_wide_parameters_the_registry_reserves_are_those_a_link_writes():
     """ui.views.PAGE_PARAMETERS (the names a view's own parameter may not take) and LinkState.to_params spell the
-    page-wide parameters in two places: a state with every page-wide field set writes exactly those names."""
+    page-wide parameters in two places: a session with every choice made, on a view that is not the first and with
+    no view parameter of its own, writes exactly those names."""
     from ui.views import PAGE_PARAMETERS
 
-    state = links.LinkState(
-        sentence="Tom chases Jerry.",
-        second_sentence="Jerry chases Tom.",
-        checkpoint="en-zh",
-        lang="zh",
-        layer=2,
-        head="3",
-        beam=4,
-        present=True,
-        view="tab_cross",
-        word_level=True,
-        attribution="norm",
-    )
-    assert set(state.to_params()) == set(PAGE_PARAMETERS)
+    first_view, first_lesson = next(iter(views())), next(iter(lessons()))
+    state = links.link_from_session(session_showing("tab_cross"), first_view, first_lesson)
+    own = {param.name for param in links.link_params()}
+    assert set(state.to_params()) - own == set(PAGE_PARAMETERS)
