@@ -32,7 +32,7 @@ def main(argv=None) -> None:
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [cols[1] for _, cols in rows]
     )
     stale = 0
-    for (i, (split, english, before, judgement)), (translation, _) in zip(rows, now):
+    for (i, (split, english, before, judgement, *_note)), (translation, _) in zip(rows, now):
         if translation != before:
             stale += 1
             print(f"{split}\t{english}\n    was ({judgement}): {before}\n    now: {translation}")

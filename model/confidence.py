@@ -33,7 +33,7 @@ from .tokenizer import EOS_ID
 from .transformer import Transformer
 
 FILE = "confidence.json"
-LABELS = "confidence_labels.tsv"  # split <tab> english <tab> translation <tab> good|bad
+LABELS = "confidence_labels.tsv"  # split <tab> source <tab> translation <tab> good|bad [<tab> the judge's note]
 # Sentence chrF (sacrebleu, character 6-grams, best of the references) below which a translation counts as bad.
 # Sentence chrF of short Chinese sentences is a noisy judge (a correct paraphrase can score 30, a wrong one 37):
 # 10 keeps the clear failures (13 % of the en-zh test split); the model card adds a check by hand.
@@ -146,7 +146,9 @@ def read_labels(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
     out: dict[str, list[tuple[str, str, bool]]] = {"valid": [], "test": []}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
-            split, english, translation, judgement = line.split("\t")
+            split, english, translation, judgement, *_note = line.split("\t")
+            if judgement.strip() not in ("good", "bad"):
+                raise ValueError(f"{path}: a row judged {judgement.strip()!r}, not good or bad: {english}")
             out[split].append((english, translation, judgement.strip() == "bad"))
     return out
 

@@ -98,3 +98,24 @@ READ_AS_WRONG = {
     # "the animal street did not cross the road": 动物街上 is no phrase (en-zh stage 9)
     "动物街上没有过马路，因为太累了。",
 }
+
+
+def test_judgements_may_carry_the_judges_note_and_an_unjudged_row_is_refused(tmp_path):
+    """confidence_labels.tsv: split, source, translation, good|bad, and optionally why (zh-en's judge wrote one for
+    every bad row); a row still "unjudged" (judgement_sample.py, stale_judgements.py) must not count as good."""
+    from model.confidence import read_labels
+
+    path = tmp_path / "labels.tsv"
+    path.write_text(
+        "# split\tsource\ttranslation\tjudgement\tnote\n"
+        "valid\t猫追狗。\tThe cat ran after the dog.\tgood\n"
+        "test\t早上好。\tIt's OK in the morning.\tbad\tnot \"Good morning\"\n",
+        encoding="utf-8",
+    )
+    assert read_labels(path) == {
+        "valid": [("猫追狗。", "The cat ran after the dog.", False)],
+        "test": [("早上好。", "It's OK in the morning.", True)],
+    }
+    path.write_text("valid\t猫追狗。\tThe cat ran after the dog.\tunjudged\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="unjudged"):
+        read_labels(path)
