@@ -59,6 +59,8 @@ def test_every_sentence_the_app_offers_is_listed():
     listed_chinese |= {e.source for e in read_everyday("en", source_language="zh")}
     chinese = [s for pair in MINIMAL_PAIRS["zh"] for s in (pair.first, pair.second)] + DEFAULT_EXAMPLES["zh"]
     chinese += [EXAMPLES["zh"], *PARTNERS["zh"]]
+    for examples in sorted((ROOT / "checkpoints").glob("zh-*/examples.txt")):  # a Chinese-source checkpoint's
+        chinese += [s for s in examples.read_text(encoding="utf-8").splitlines() if s]
     assert [s for s in chinese if s not in listed_chinese] == []
 
 
