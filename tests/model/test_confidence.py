@@ -109,7 +109,7 @@ def test_judgements_may_carry_the_judges_note_and_an_unjudged_row_is_refused(tmp
     path.write_text(
         "# split\tsource\ttranslation\tjudgement\tnote\n"
         "valid\t猫追狗。\tThe cat ran after the dog.\tgood\n"
-        "test\t早上好。\tIt's OK in the morning.\tbad\tnot \"Good morning\"\n",
+        'test\t早上好。\tIt\'s OK in the morning.\tbad\tnot "Good morning"\n',
         encoding="utf-8",
     )
     assert read_labels(path) == {
