@@ -7,10 +7,15 @@ What counts as a *bad* translation: where the checkpoint ships `confidence_label
 this very model judged by hand), those judgements; otherwise a sentence chrF below `BAD_CHRF` (a noisy judge for
 short Chinese sentences). The threshold is chosen on the validation sentences, and its precision and recall are
 measured on the test sentences, which played no part in choosing it. Judged by hand, it is the highest threshold
-whose flags are wrong translations at least MIN_PRECISION of the time (a false alarm in front of a class costs
+whose flags are wrong translations at least CHOICE_PRECISION of the time (a false alarm in front of a class costs
 more than a missed one: issue 59), the validation sentences joined by the sentences the app offers, judged by
 the words their translations must hold (offered_judgements); by chrF, the one that maximises F1 of "flagged"
 against "bad".
+
+Why 0.95 to hold 0.9: chosen for exactly 0.9, the threshold sits where the share of wrong translations has just
+fallen to 0.9 on the sentences it was chosen on, and on other sentences it falls below (zh-en: 0.63 on its first
+50 test judgements). cross_validated() measures the rule itself: over many random halves of all the judgements,
+chosen on one half and measured on the other.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,8 +44,11 @@ LABELS = "confidence_labels.tsv"  # split <tab> source <tab> translation <tab> g
 # Sentence chrF of short Chinese sentences is a noisy judge (a correct paraphrase can score 30, a wrong one 37):
 # 10 keeps the clear failures (13 % of the en-zh test split); the model card adds a check by hand.
 BAD_CHRF = 10.0
-# Of the validation translations a threshold chosen on judgements by hand flags, at least this share are wrong.
-MIN_PRECISION = 0.9
+# Of the held-out translations the note marks, at least this share should be wrong (issue 59)...
+TARGET_PRECISION = 0.9
+# ...so the threshold is chosen on the validation judgements for this share: chosen for 0.9 itself, the
+# cross-validated precision was 0.89 (en-de, zh-en); chosen for 0.95, 0.92-1.00 (cross_validated below).
+CHOICE_PRECISION = 0.95
 
 
 def mean_log_prob(token_probs: list[float]) -> float:
@@ -61,6 +70,9 @@ class Calibration:
     min_precision: float | None = None  # the threshold flags wrong translations at least this often on validation
     # every judged translation (validation and test): [mean log-probability, bad?]
     judged: list[tuple[float, bool]] = field(default_factory=list)
+    # the choice rule measured on every judgement: mean precision and recall on random held-out halves
+    cross_validated_precision: float | None = None
+    cross_validated_recall: float | None = None
 
     def unsure(self, token_probs: list[float]) -> bool:
         return mean_log_prob(token_probs) < self.threshold
@@ -154,8 +166,9 @@ def read_labels(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
 
 
 def calibrate_by_hand(model, source_tokenizer, target_tokenizer, labels: dict) -> Calibration:
-    """The same choice as calibrate, on translations judged by hand. A label whose translation is no longer what
-    the model writes (another checkpoint) is an error: judge the new translations again."""
+    """The same choice as calibrate, on translations judged by hand (labels: "valid", "test" and optionally
+    "offered", the app's own sentences, which join the validation ones in choosing). A label whose translation is
+    no longer what the model writes (another checkpoint) is an error: judge the new translations again."""
 
     def judged(rows):
         out = greedy_with_confidence(model, source_tokenizer, target_tokenizer, [english for english, _, _ in rows])
@@ -165,14 +178,40 @@ def calibrate_by_hand(model, source_tokenizer, target_tokenizer, labels: dict) -
         return [score for _, score in out], [bad for _, _, bad in rows]
 
     valid_scores, valid_bad = judged(labels["valid"])
-    threshold = choose_threshold(valid_scores, valid_bad, MIN_PRECISION)
+    offered_scores, offered_bad = judged(labels.get("offered", []))
+    choosing_scores, choosing_bad = valid_scores + offered_scores, valid_bad + offered_bad
+    threshold = choose_threshold(choosing_scores, choosing_bad, CHOICE_PRECISION)
     test_scores, test_bad = judged(labels["test"])
-    calibration = _measured(threshold, None, len(valid_scores), test_scores, test_bad)
-    calibration.min_precision = MIN_PRECISION
+    calibration = _measured(threshold, None, len(choosing_scores), test_scores, test_bad)
+    calibration.min_precision = CHOICE_PRECISION
+    calibration.cross_validated_precision, calibration.cross_validated_recall = cross_validated(
+        list(zip(valid_scores + test_scores, valid_bad + test_bad)), list(zip(offered_scores, offered_bad))
+    )
     calibration.judged = sorted(
-        (round(score, 4), bad) for score, bad in zip(valid_scores + test_scores, valid_bad + test_bad)
+        (round(score, 4), bad) for score, bad in zip(choosing_scores + test_scores, choosing_bad + test_bad)
     )
     return calibration
+
+
+def cross_validated(
+    judged: list[tuple[float, bool]], always_choosing: list[tuple[float, bool]] = (), rounds: int = 400
+) -> tuple[float, float]:
+    """(mean precision, mean recall) of the note on held-out judgements, the threshold chosen for CHOICE_PRECISION:
+    each round splits the judged translations at random into halves, chooses on one (with always_choosing, the
+    app's own sentences) and measures on the other. Rounds whose threshold flags none of the other half do not
+    count towards precision (there is nothing to be wrong about)."""
+    rng = random.Random(0)
+    precisions, recalls = [], []
+    for _ in range(rounds):
+        shuffled = list(judged)
+        rng.shuffle(shuffled)
+        choosing, held = shuffled[: len(shuffled) // 2] + list(always_choosing), shuffled[len(shuffled) // 2 :]
+        threshold = choose_threshold([s for s, _ in choosing], [b for _, b in choosing], CHOICE_PRECISION)
+        flagged = [bad for score, bad in held if score < threshold]
+        if flagged:
+            precisions.append(sum(flagged) / len(flagged))
+        recalls.append(sum(flagged) / max(sum(bad for _, bad in held), 1))
+    return round(sum(precisions) / max(len(precisions), 1), 3), round(sum(recalls) / len(recalls), 3)
 
 
 def offered_judgements(
@@ -215,7 +254,7 @@ def main(argv=None):
     if (args.checkpoint / LABELS).is_file():
         labels = read_labels(args.checkpoint / LABELS)
         languages = (loaded.metadata.get("source_language", "en"), loaded.metadata.get("target_language", "zh"))
-        labels["valid"] += offered_judgements(
+        labels["offered"] = offered_judgements(
             loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, *languages
         )
         calibration = calibrate_by_hand(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, labels)

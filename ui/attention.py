@@ -11,7 +11,7 @@ import pyarrow as pa
 import streamlit as st
 
 from model import align, attribute, decode, export
-from model.confidence import mean_log_prob
+from model.confidence import TARGET_PRECISION, mean_log_prob
 from model.progress import Cancelled
 from ui import models, widgets
 from ui import views as registry
@@ -495,7 +495,7 @@ def translation_notes(
         else:
             # how sure the note is: of the judged translations that scored as low, how many were wrong
             wrong, judged = calibration.wrong_at_most(mean)
-            verdict = t("unsure_probably" if judged and wrong / judged >= 0.9 else "unsure_possibly", lang)
+            verdict = t("unsure_probably" if judged and wrong / judged >= TARGET_PRECISION else "unsure_possibly", lang)
             st.warning(
                 t(
                     "unsure_short" if present else "unsure",

@@ -12,6 +12,7 @@ import pytest
 from model.checkpoint import load_checkpoint
 from model.data import (
     DEFAULT_DATA_DIR,
+    MUST_TRANSLATE_CHINESE,
     corpus_available,
     load_splits,
     normalise_english,
@@ -22,7 +23,7 @@ from model.data import (
     training_pairs,
 )
 from model.decode import translate
-from model.evaluate import contains_in_order
+from model.evaluate import contains_in_order, translated_right
 
 from ..conftest import ROOT
 
@@ -148,6 +149,46 @@ def en_de():
 def test_en_de_greedy_translation_has_the_words_in_order(en_de, row):
     tr = translate(en_de.model, en_de.source_tokenizer, en_de.target_tokenizer, row.english, need_qkv=False)
     assert contains_in_order(tr.target_text, row.words, whole_words=True), (row.english, tr.target_text)
+
+
+@pytest.fixture(scope="module")
+def zh_en():
+    return load_checkpoint(ROOT / "checkpoints" / "zh-en")
+
+
+# What the shipped zh-en model gets wrong (greedy) by the rows' words, checked strictly as above. Read by a reader
+# of both languages, 37 of the 51 are right (the model card): the rows are stricter than the reader where English
+# allows another order or word ("the output of the encoder", "AI", "It's very nice today") and where the row asks
+# for the seeds' verb ("ran after" for 追, as the training data renders it).
+ZH_EN_STILL_WRONG = {
+    "猫追狗。": "The cat ran after the dog.",
+    "狗追猫。": "The dog ran after a cat.",
+    "汤姆追逐杰瑞。": "Tom ran after Gerry.",
+    "杰瑞追逐汤姆。": "Gerry ran after Tom.",
+    "早上好。": "It's OK in the morning.",
+    "解码器一次生成一个词。": "The decoder generates a word.",
+    "每个注意力头关注不同的词。": "Each attention head is attention.",
+    "这个模型有八个注意力头。": "This model has eight attention head.",
+    "解码器会看编码器的输出。": "The decoder will see the output of the encoder.",
+    "人工智能正在改变世界。": "AI is changing the world.",
+    "学生们在看热力图。": "The students are reading as hot as it.",
+    "每一层都有一个前馈网络。": "Every layer has one to feed the network.",
+    "约翰下个月要去北京。": "Johan is going to Beijing next month.",
+    "莉莎和艾玛是好朋友。": "Mary and Airm are good friends.",
+    "我的朋友杰克住在巴黎。": "My friend lives in Paris.",
+    "马克斯和彼得一起去了罗马。": "Mark and Peter went to Rome.",
+    "今天天气很好。": "It's very nice today.",
+    "火车晚点了二十分钟。": "The train is late.",
+    "这家饭店的菜很好吃。": "The food at this restaurant is delicious.",
+}
+
+
+@pytest.mark.parametrize(
+    "row", [_param(r, ZH_EN_STILL_WRONG) for r in read_must_translate(MUST_TRANSLATE_CHINESE)], ids=lambda r: r.english
+)
+def test_zh_en_greedy_translation_has_the_words_in_order(zh_en, row):
+    tr = translate(zh_en.model, zh_en.source_tokenizer, zh_en.target_tokenizer, row.english, need_qkv=False)
+    assert translated_right(tr.target_text, row.words, "en"), (row.english, tr.target_text)
 
 
 def test_no_listed_sentence_is_in_the_en_zh_training_data():
