@@ -24,7 +24,7 @@ def best_aligner(name: str) -> tuple[int, str]:
 @pytest.mark.parametrize("document", ["README.md", "docs/guide.md"])
 def test_the_best_aligners_named_are_those_of_alignment_json(document):
     text = (ROOT / document).read_text(encoding="utf-8")
-    claims = re.findall(r"(en-zh|en-de): layer (\d+), (mean over heads|head \d+)", text.replace("\n  ", " "))
+    claims = re.findall(r"(en-zh|en-de|zh-en): layer (\d+), (mean over heads|head \d+)", text.replace("\n  ", " "))
     assert {name for name, _, _ in claims} >= {"en-zh", "en-de"}
     for name, layer, head in claims:
         assert (int(layer), "mean" if head.startswith("mean") else head.split()[1]) == best_aligner(name), name

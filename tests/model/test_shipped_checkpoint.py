@@ -60,19 +60,41 @@ EXPECTED = {
         "We will go to Beijing next week.": "Wir gehen nächste Woche nach Peking.",
         "A Transformer has an encoder and a decoder.": "Ein Transformer-Ausser und ein Decoder.",
     },
+    "zh-en": {
+        # the seeds' sentences, with 追 as the training data renders it ("run after"; the model card)
+        "猫追狗。": "The cat ran after the dog.",
+        "狗追猫。": "The dog ran after a cat.",
+        "汤姆追逐杰瑞。": "Tom ran after Gerry.",
+        "注意力就是你所需要的一切。": "The attention is everything you need.",
+        "她昨天买了一辆红色的汽车。": "She bought a red car yesterday.",
+        "编码器把句子变成向量。": "The encoder turns the sentence into vectors.",
+        "机器翻译很难。": "Machine translation is difficult.",
+        "汤姆住在北京。": "Tom lives in Beijing.",
+        "我不知道该做什么。": "I don't know what to do.",
+        "今天很冷。": "It's very cold today.",
+    },
 }
-LANGUAGES = {"en-zh": ("en", "zh", "tatoeba-extra-ml-en-zh"), "en-de": ("en", "de", "tatoeba-extra-en-de")}
+LANGUAGES = {
+    "en-zh": ("en", "zh", "tatoeba-extra-ml-en-zh"),
+    "en-de": ("en", "de", "tatoeba-extra-en-de"),
+    "zh-en": ("zh", "en", "tatoeba-extra-ml-zh-en"),
+}
 # Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint
 # shipped (sacrebleu 2.6): en-zh 39.12 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
 # 39.70, 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.00 on Multi30k test2016 (13a,
-# lowercased; 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint before that retraining). The floors
-# leave room for numeric noise.
-BLEU_FLOOR = {"en-zh": ("tatoeba-en-zh", 38.0, False), "en-de": ("multi30k-en-de", 38.5, True)}
+# lowercased; 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint before that retraining), zh-en 38.58 on
+# en-zh's Tatoeba test read the other way (13a, cased). The floors leave room for numeric noise.
+BLEU_FLOOR = {
+    "en-zh": ("tatoeba-en-zh", 38.0, False),
+    "en-de": ("multi30k-en-de", 38.5, True),
+    "zh-en": ("tatoeba-extra-ml-zh-en", 37.5, False),
+}
 # Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 46.50 /
 # chrF 38.80 (tok:zh; the earlier checkpoints 47.38 / 39.83, 44.57 / 37.14, 43.70 / 37.10, 44.50 / 37.62,
 # 43.28 / 36.36, 44.21 / 36.98, 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 55.38 / chrF 74.47 (13a, cased;
-# stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05 before that retraining).
-EVERYDAY_FLOOR = {"en-zh": (45.5, 38.0), "en-de": (54.0, 72.0)}
+# stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05 before that retraining), zh-en (the Chinese references read as
+# sources) BLEU 46.36 / chrF 65.37 (13a, cased).
+EVERYDAY_FLOOR = {"en-zh": (45.5, 38.0), "en-de": (54.0, 72.0), "zh-en": (45.0, 64.0)}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))
@@ -113,8 +135,8 @@ def test_bleu_floor_on_the_first_300_test_sentences(shipped):
 def test_floor_on_our_everyday_sentences(shipped):
     """What a class types, not the corpus's test set: none of these sentences is in a training corpus."""
     name, loaded = shipped
-    target = LANGUAGES[name][1]
-    examples = read_everyday(target)
+    source, target, _ = LANGUAGES[name]
+    examples = read_everyday(target, source_language=source)
     hyps = translate_corpus(
         loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, [e.source for e in examples]
     )
@@ -167,6 +189,36 @@ def test_the_seeds_example_writing_jerry_looks_at_jerry():
         step = tr.target_pieces.index(written)
         for layer in layers:
             assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == read, (written, layer)
+
+
+def test_the_seeds_chinese_pair_writing_each_animal_looks_at_its_character():
+    """docs/guide.md's zh-en example: 猫追狗 and 狗追猫 hold the same characters in another order, and in each the
+    step that writes the first animal attends most to its character in every layer, the one writing the second in
+    layers 2-4 (mean over heads). Without positions the encoder could not tell the two apart."""
+    loaded = load_checkpoint(ROOT / "checkpoints" / "zh-en")
+    for sentence, first, second in (("猫追狗。", "cat", "dog"), ("狗追猫。", "dog", "cat")):
+        tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
+        _, source = tr.axis_pieces("cross")
+        character = {"cat": "猫", "dog": "狗"}
+        for written, layers in ((first, range(6)), (second, range(1, 4))):
+            step = tr.target_pieces.index("▁" + written)
+            for layer in layers:
+                assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == character[written], (
+                    sentence,
+                    written,
+                    layer,
+                )
+
+
+def test_the_chinese_time_word_is_read_back_where_english_puts_it():
+    """docs/guide.md: 她昨天买了一辆红色的汽车。 → "She bought a red car yesterday.": the step writing "yesterday",
+    the last English word, attends to 昨天, the second Chinese one (layers 3-6, mean over heads)."""
+    loaded = load_checkpoint(ROOT / "checkpoints" / "zh-en")
+    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "她昨天买了一辆红色的汽车。")
+    _, source = tr.axis_pieces("cross")
+    step = tr.target_pieces.index("▁yesterday")
+    for layer in range(2, 6):
+        assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == "昨天", layer
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
