@@ -595,7 +595,12 @@ def test_switching_between_the_shipped_checkpoints_rerenders_every_view(monkeypa
     st.cache_data.clear()
     at = run_app(s="A man is riding a bike.")
     box = at.selectbox(key="checkpoint")
-    assert box.options == ["en-de · English → German", "en-zh · English → Chinese"] and box.value == "en-zh"
+    assert box.options == [
+        "en-de · English → German",
+        "en-zh · English → Chinese",
+        "zh-en · Chinese → English",
+    ]
+    assert box.value == "en-zh"
     before, chinese = every_figure(at), translation_markdown(at)
     assert any("\u4e00" <= c <= "\u9fff" for c in chinese)
 
