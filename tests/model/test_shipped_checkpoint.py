@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from model.checkpoint import load_checkpoint
@@ -145,80 +147,74 @@ def test_floor_on_our_everyday_sentences(shipped):
     assert scores["bleu"] >= bleu_floor and scores["chrf"] >= chrf_floor, scores
 
 
+@functools.cache
+def shipped_checkpoint(name: str):
+    return load_checkpoint(ROOT / "checkpoints" / name)
+
+
+def most_attended(name: str, sentence: str):
+    """For a shipped checkpoint's greedy translation of sentence: reads(written, layer), the source piece that the
+    step writing the target piece `written` attends to most in that layer (cross-attention, mean over heads)."""
+    loaded = shipped_checkpoint(name)
+    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
+    _, source = tr.axis_pieces("cross")
+
+    def reads(written: str, layer: int) -> str:
+        step = tr.target_pieces.index(written)  # cross row i produced target piece i
+        return source[tr.attention("cross")[layer].mean(0)[step].argmax()]
+
+    return reads
+
+
 def test_cross_attention_crosses_where_german_puts_the_verb_last():
     """docs/guide.md's example: in "…einem Mann, der Zeitung liest." the step writing "Zeitung" attends to
     "newspaper" and the next one, writing "liest", back to "reading" (layers 4-6, mean over heads)."""
-    loaded = load_checkpoint(ROOT / "checkpoints" / "en-de")
-    tr = translate(
-        loaded.model,
-        loaded.source_tokenizer,
-        loaded.target_tokenizer,
-        "A woman is sitting next to a man who is reading a newspaper.",
-    )
-    _, source = tr.axis_pieces("cross")
-    steps = {piece: i for i, piece in enumerate(tr.target_pieces)}  # cross row i produced target piece i
+    reads = most_attended("en-de", "A woman is sitting next to a man who is reading a newspaper.")
     for layer in (3, 4, 5):
-        strongest = tr.attention("cross")[layer].mean(0).argmax(-1)
-        assert source[strongest[steps["▁Zeitung"]]] == "▁newspaper"
-        assert source[strongest[steps["▁liest"]]] == "▁reading"
+        assert reads("▁Zeitung", layer) == "▁newspaper"
+        assert reads("▁liest", layer) == "▁reading"
 
 
 def test_cross_attention_reaches_back_for_the_chinese_time_word():
     """docs/guide.md's other example: 她昨天买了… puts "yesterday" second; the step writing 昨天 attends to
     "yesterday", the last English word (every layer, mean over heads)."""
-    loaded = load_checkpoint(ROOT / "checkpoints" / "en-zh")
-    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "She bought a red car yesterday.")
-    _, source = tr.axis_pieces("cross")
-    step = tr.target_pieces.index("昨天")
+    reads = most_attended("en-zh", "She bought a red car yesterday.")
     for layer in range(6):
-        assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == "▁yesterday"
+        assert reads("昨天", layer) == "▁yesterday"
 
 
 def test_the_seeds_example_writing_jerry_looks_at_jerry():
     """The seeds' picture (docs/guide.md, the model card): translating "Tom chases Jerry." the step that writes 杰瑞
     attends most to "Jerry" and the one writing 追 to "chase" in layers 2-6, the one writing 汤姆 to "Tom" in
     layers 2-5 (mean over heads; in layer 6 汤姆's step looks at "chase")."""
-    loaded = load_checkpoint(ROOT / "checkpoints" / "en-zh")
-    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "Tom chases Jerry.")
-    _, source = tr.axis_pieces("cross")
+    reads = most_attended("en-zh", "Tom chases Jerry.")
     for written, read, layers in (
         ("杰瑞", "▁Jerry", range(1, 6)),
         ("追", "▁chase", range(1, 6)),
         ("汤姆", "▁Tom", range(1, 5)),
     ):
-        step = tr.target_pieces.index(written)
         for layer in layers:
-            assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == read, (written, layer)
+            assert reads(written, layer) == read, (written, layer)
 
 
 def test_the_seeds_chinese_pair_writing_each_animal_looks_at_its_character():
     """docs/guide.md's zh-en example: 猫追狗 and 狗追猫 hold the same characters in another order, and in each the
     step that writes the first animal attends most to its character in every layer, the one writing the second in
     layers 2-4 (mean over heads). Without positions the encoder could not tell the two apart."""
-    loaded = load_checkpoint(ROOT / "checkpoints" / "zh-en")
+    character = {"cat": "猫", "dog": "狗"}
     for sentence, first, second in (("猫追狗。", "cat", "dog"), ("狗追猫。", "dog", "cat")):
-        tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
-        _, source = tr.axis_pieces("cross")
-        character = {"cat": "猫", "dog": "狗"}
+        reads = most_attended("zh-en", sentence)
         for written, layers in ((first, range(6)), (second, range(1, 4))):
-            step = tr.target_pieces.index("▁" + written)
             for layer in layers:
-                assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == character[written], (
-                    sentence,
-                    written,
-                    layer,
-                )
+                assert reads("▁" + written, layer) == character[written], (sentence, written, layer)
 
 
 def test_the_chinese_time_word_is_read_back_where_english_puts_it():
     """docs/guide.md: 她昨天买了一辆红色的汽车。 → "She bought a red car yesterday.": the step writing "yesterday",
     the last English word, attends to 昨天, the second Chinese one (layers 3-6, mean over heads)."""
-    loaded = load_checkpoint(ROOT / "checkpoints" / "zh-en")
-    tr = translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, "她昨天买了一辆红色的汽车。")
-    _, source = tr.axis_pieces("cross")
-    step = tr.target_pieces.index("▁yesterday")
+    reads = most_attended("zh-en", "她昨天买了一辆红色的汽车。")
     for layer in range(2, 6):
-        assert source[tr.attention("cross")[layer].mean(0)[step].argmax()] == "昨天", layer
+        assert reads("▁yesterday", layer) == "昨天", layer
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
