@@ -15,7 +15,7 @@ from ui.links import MAX_SENTENCE_CHARACTERS
 from ui.models import get_calibration, get_scores, parameter_count
 from viz.cjk import is_cjk
 from viz.escape import markdown_literal
-from words import LANGUAGES, STRINGS, language_name, t
+from words import LANGUAGES, STRINGS, language_name, sentences, t
 
 MAX_BEAM = 8
 PAGES = ("explore", "lessons")
@@ -270,18 +270,31 @@ def about_expander(checkpoint: str, loaded, lang: str) -> None:
         st.caption(about_model(checkpoint, loaded, lang))
         calibration = get_calibration(checkpoint)
         if calibration:
-            st.caption(
-                t(
-                    "unsure_about",
+            held_out = ""
+            if calibration.cross_validated_precision is not None:
+                held_out = t(
+                    "unsure_about_cross_validated",
                     lang,
-                    threshold=calibration.threshold,
-                    min_precision=calibration.min_precision or 0.0,
-                    recall=calibration.recall,
-                    precision=calibration.precision,
-                    n=calibration.test_sentences,
-                    bad=calibration.test_bad,
-                    flagged=calibration.test_flagged,
-                    caught=round(calibration.recall * calibration.test_bad),
+                    judged=len(calibration.judged),
+                    precision=calibration.cross_validated_precision,
+                    recall=calibration.cross_validated_recall,
+                )
+            st.caption(
+                sentences(
+                    lang,
+                    t(
+                        "unsure_about",
+                        lang,
+                        threshold=calibration.threshold,
+                        min_precision=calibration.min_precision or 0.0,
+                        recall=calibration.recall,
+                        precision=calibration.precision,
+                        n=calibration.test_sentences,
+                        bad=calibration.test_bad,
+                        flagged=calibration.test_flagged,
+                        caught=round(calibration.recall * calibration.test_bad),
+                    ),
+                    held_out,
                 )
             )
         if cfg.norm_first:
