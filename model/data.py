@@ -14,7 +14,7 @@ import os
 import random
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 # ../shared/data beside the repository, unless ATTENTION_EXPLORER_DATA points elsewhere.
@@ -180,7 +180,9 @@ def load_splits(
     seen per epoch (0: left out). added_ml_repeat: tatoeba-extra-ml-en-zh's (and -zh-en's) files added on
     2026-12-05, how many times each an epoch (_ml_en_zh_splits). two_name_copies: copies of each everyday en-zh
     training pair with two names, or a name and a city, all of them replaced (copies_with_other_names).
-    core_word_repeat: tatoeba-extra-ml-en-de's machine-learning pairs with a German lesson word, extra times."""
+    core_word_repeat: tatoeba-extra-ml-en-de's machine-learning pairs with a German lesson word, extra times;
+    tatoeba-extra-ml-zh-en's pairs with a seed or lesson word in Chinese and its rendering in English
+    (CORE_CHINESE_WORDS)."""
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
     data_dir = Path(data_dir)
@@ -215,7 +217,9 @@ def load_splits(
             added_ml_repeat=added_ml_repeat,
             two_name_copies=two_name_copies,
         )
-        return reversed_splits(en_zh, protected_chinese())
+        zh_en = reversed_splits(en_zh, protected_chinese())
+        zh_en = read_back_as_one_name(zh_en, english_name_for(en_zh.names, everyday_english_names(data_dir)))
+        return with_core_chinese_words(zh_en, core_word_repeat)
     if corpus == "tatoeba-en-de":
         return _tatoeba_splits(data_dir / "tatoeba-en-de" / "deu-eng.tsv.gz")
     if corpus == "names-en-de":
@@ -371,6 +375,97 @@ def reversed_splits(splits: Splits, protected: set[str]) -> Splits:
         domains=domains,
         domain_train=kept(splits.domain_train),
     )
+
+
+# --- Chinese into English: what reading the English-Chinese data the other way round leaves wrong (issue 58) ------
+# The dictionaries give one Chinese name several English spellings (杰瑞: Gerry and Jerry; 约翰: Johan, Johann
+# and John), and the name-substituted copies draw on all of them alike: read the other way, 杰瑞 became "Gerry"
+# in the seeds' "汤姆追逐杰瑞。". Each such Chinese name is read back as one English name, the one the everyday
+# sentences (before any copies) use most.
+
+
+def everyday_english_names(data_dir: Path) -> collections.Counter:
+    """How often each capitalised word stands in the English of the everyday sentence files (no copies)."""
+    counts = collections.Counter()
+    extra = Path(data_dir) / "en-zh-extra"
+    for path in [Path(data_dir) / "tatoeba-en-zh" / "cmn-eng.tsv", *(extra / name for name in EXTRA_SENTENCE_FILES)]:
+        for en, _ in read_pairs(path):
+            counts.update(re.findall(r"\b[A-Z][a-z]+\b", en))
+    return counts
+
+
+def english_name_for(names: list[tuple[str, str]], counts: collections.Counter) -> dict[str, tuple[str, list[str]]]:
+    """Chinese name -> (the English name to read it back as, the other spellings it replaces), for each Chinese
+    name of `names` (English, Chinese) with more than one English spelling: the one most often in `counts`,
+    the alphabetically first of a tie."""
+    spellings: dict[str, set[str]] = {}
+    for en, zh in names:
+        if re.fullmatch(r"[A-Z][a-z]+", en) and len(zh) >= 2:
+            spellings.setdefault(zh, set()).add(en)
+    chosen = {}
+    for zh, ens in spellings.items():
+        if len(ens) > 1:
+            first = min(ens, key=lambda en: (-counts[en], en))
+            chosen[zh] = (first, sorted(ens - {first}))
+    return chosen
+
+
+def read_back_as_one_name(splits: Splits, chosen: dict[str, tuple[str, list[str]]]) -> Splits:
+    """A Chinese -> English corpus whose English writes each Chinese name of `chosen` one way: in every training
+    pair, word list and names set (the Tatoeba validation and test references stay as people wrote them)."""
+    if not chosen:
+        return splits
+    others = {zh: re.compile(r"\b(" + "|".join(map(re.escape, rest)) + r")\b") for zh, (_, rest) in chosen.items()}
+
+    def one_name(zh: str, en: str) -> str:
+        for name, (first, _) in chosen.items():
+            if name in zh:
+                en = others[name].sub(first, en)
+        return en
+
+    def pairs(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return list(dict.fromkeys((zh, one_name(zh, en)) for zh, en in items))
+
+    def examples(items: list[Example]) -> list[Example]:
+        return [
+            Example(
+                e.source, [one_name(e.source, r) for r in e.references], tuple((z, one_name(z, n)) for z, n in e.keep)
+            )
+            for e in items
+        ]
+
+    domains = {name: examples(d) if name.startswith("names_") else d for name, d in splits.domains.items()}
+    return replace(
+        splits,
+        train=examples(splits.train),
+        lexicon=pairs(splits.lexicon),
+        names=pairs(splits.names),
+        terms=pairs(splits.terms),
+        domains=domains,
+        domain_train=pairs(splits.domain_train),
+    )
+
+
+# Words of the seeds and of a lesson that the Chinese side holds often but seldom with the English a class expects:
+# 追 ("chase") stands in 68 training pairs, 6 of them with "chase" in the English (the seeds' 猫追狗 came out
+# as "ran after", from "狗追猫，猫追鼠。" = "A dog runs after a cat …"); 注意力头 in 5. A pair holding both the
+# Chinese and its English rendering can be seen more often (core_word_repeat).
+CORE_CHINESE_WORDS = {"追": re.compile(r"\bchas", re.I), "注意力头": re.compile(r"\battention heads?\b", re.I)}
+
+
+def with_core_chinese_words(splits: Splits, repeat: int) -> Splits:
+    """A Chinese -> English corpus with its training pairs that hold a CORE_CHINESE_WORDS word and its English
+    rendering `repeat` more times."""
+    if not repeat:
+        return splits
+    core = [
+        (zh, en)
+        for zh, en in training_pairs(splits.train)
+        if any(word in zh and english.search(en) for word, english in CORE_CHINESE_WORDS.items())
+    ]
+    train = splits.train + group_by_source(core) * repeat
+    random.Random(25).shuffle(train)
+    return replace(splits, train=train)
 
 
 @dataclass

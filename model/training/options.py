@@ -62,7 +62,9 @@ def _data_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         help="tatoeba-extra-ml-en-de: extra times each machine-learning training pair whose German holds a lesson "
-        "word (model.data.CORE_GERMAN_WORDS: Encoder, Schicht, Köpfe, Aufmerksamkeit, Wahrscheinlichkeit …) is seen",
+        "word (model.data.CORE_GERMAN_WORDS: Encoder, Schicht, Köpfe, Aufmerksamkeit, Wahrscheinlichkeit …) is seen; "
+        "tatoeba-extra-ml-zh-en: each pair with a seed or lesson word and its English (model.data.CORE_CHINESE_WORDS: "
+        "追 with chase, 注意力头 with attention head)",
     )
     g.add_argument(
         "--machine-translated-repeat",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -381,3 +382,45 @@ def test_the_german_lesson_words_are_found_in_compounds_and_not_in_other_words()
         assert CORE_GERMAN_WORDS.search(found), found
     for not_found in ("Geschichten erzählen", "Er schüttelt den Kopfsalat.", "Die Schichtarbeit"):
         assert not CORE_GERMAN_WORDS.search(not_found), not_found
+
+
+def test_a_chinese_name_with_several_english_spellings_is_read_back_as_the_everyday_one():
+    """Issue 58: CC-CEDICT gives 杰瑞 as Gerry and Jerry; read the other way, the copies taught 杰瑞 -> "Gerry".
+    The Chinese -> English corpus writes each such name as the spelling its everyday sentences use most, in its
+    training pairs, word lists and names sets, while a Tatoeba test reference stays as written."""
+
+    from model.data import Splits, english_name_for, read_back_as_one_name
+
+    names = [("Gerry", "杰瑞"), ("Jerry", "杰瑞"), ("Johan", "约翰"), ("John", "约翰"), ("Tom", "汤姆")]
+    chosen = english_name_for(names, Counter({"Jerry": 6, "Gerry": 1, "John": 30}))
+    assert chosen == {"杰瑞": ("Jerry", ["Gerry"]), "约翰": ("John", ["Johan"])}  # Tom has one spelling
+    splits = Splits(
+        train=[Example("杰瑞和约翰是朋友。", ["Gerry and Johan are friends."]), Example("盖瑞来了。", ["Gerry came."])],
+        valid=[],
+        test=[Example("杰瑞在哪里？", ["Where is Gerry?"])],
+        names=[("杰瑞", "Gerry"), ("杰瑞", "Jerry")],
+        domains={"names_test": [Example("杰瑞住在柏林。", ["Gerry lives in Berlin."], (("杰瑞", "Gerry"),))]},
+    )
+    read = read_back_as_one_name(splits, chosen)
+    assert read.train[0].references == ["Jerry and John are friends."]
+    assert read.train[1].references == ["Gerry came."]  # its Chinese is not 杰瑞: another name, left alone
+    assert read.names == [("杰瑞", "Jerry")]  # the two spellings become one pair
+    assert read.test[0].references == ["Where is Gerry?"]
+    names_test = read.domains["names_test"][0]
+    assert names_test.references == ["Jerry lives in Berlin."] and names_test.keep == (("杰瑞", "Jerry"),)
+
+
+def test_a_core_chinese_word_is_repeated_only_beside_its_english_rendering():
+    """追 beside "chase" is seen `repeat` more times; 追 in 追求 "pursue", and pairs without 追, once."""
+    from model.data import Splits, with_core_chinese_words
+
+    train = [
+        Example("狗追兔子。", ["The dog chased the rabbit."]),
+        Example("他们在追求幸福。", ["They are after happiness."]),
+        Example("我是学生。", ["I am a student."]),
+        Example("每个注意力头都不同。", ["Every attention head is different."]),
+    ]
+    weighed = with_core_chinese_words(Splits(train=train, valid=[], test=[]), repeat=3)
+    seen = Counter(e.source for e in weighed.train)
+    assert seen == {"狗追兔子。": 4, "每个注意力头都不同。": 4, "他们在追求幸福。": 1, "我是学生。": 1}
+    assert with_core_chinese_words(Splits(train=train, valid=[], test=[]), repeat=0).train == train

@@ -306,7 +306,14 @@ def test_no_listed_sentence_is_in_the_zh_en_corpus():
         pytest.skip("shared corpora not beside the repo")
     from model.data import MUST_TRANSLATE_CHINESE, normalise_chinese, protected_chinese
 
-    splits = load_splits("tatoeba-extra-ml-zh-en", name_copies=3, sentences_per_city=10, added_ml_repeat=2)
+    splits = load_splits(  # stage 2's options: the copies with two names and the core words repeated too
+        "tatoeba-extra-ml-zh-en",
+        name_copies=3,
+        sentences_per_city=10,
+        added_ml_repeat=2,
+        two_name_copies=5,
+        core_word_repeat=10,
+    )
     protected = protected_chinese()
     assert {normalise_chinese(r.english) for r in read_must_translate(MUST_TRANSLATE_CHINESE)} <= protected
     assert normalise_chinese("猫追狗。") in protected and normalise_chinese("猫追狗?") in protected
@@ -318,6 +325,14 @@ def test_no_listed_sentence_is_in_the_zh_en_corpus():
     trained_english = {normalise_english(r) for e in splits.train for r in e.references}
     assert trained_english & {normalise_english(r) for e in held_out for r in e.references} == set()
     assert ("编码器", "encoder") in splits.terms and ("慕尼黑", "Munich") in splits.names
+    # the seeds' 杰瑞 is read back as Jerry and 约翰 as John, never as CC-CEDICT's other spellings Gerry or Johan
+    pairs = [(e.source, r) for e in splits.train for r in e.references] + splits.names
+    assert ("杰瑞", "Jerry") in splits.names and ("约翰", "John") in splits.names
+    assert not [(zh, en) for zh, en in pairs if "杰瑞" in zh and re.search(r"\bGerry\b", en)]
+    assert not [(zh, en) for zh, en in pairs if "约翰" in zh and re.search(r"\bJohann?\b", en)]
+    # each pair with 追 and "chase" is seen 11 times (once, and ten more), a pair with 追求 "pursue" once
+    chase = [(zh, en) for zh, en in pairs if zh == "狗追兔子。"]
+    assert chase == [("狗追兔子。", "The dog chased the rabbit.")] * 11
 
 
 def test_the_hand_segmented_chinese_sentences_are_listed_ones():
