@@ -4,8 +4,9 @@ and the share of outputs that stutter (one piece three or more times in a row).
 
     python benchmarks/compare_checkpoints.py OLD_CHECKPOINT NEW_CHECKPOINT [--splits everyday test ml_test]
 
-Both checkpoints' test sets are read from the newer one's corpus (an older corpus may lack ml_test). One JSON
-line per set, then a Markdown table for a model card.
+Both checkpoints' test sets are read from the newer one's corpus (an older corpus may lack ml_test), or from the
+corpus a set names before a colon, as eval.json's other sets are (en-de: `tatoeba-en-de:test`,
+`multi30k-en-de:test`). One JSON line per set, then a Markdown table for a model card.
 """
 
 from __future__ import annotations
@@ -49,12 +50,21 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     old, new = load_checkpoint(args.old), load_checkpoint(args.new)
     language = new.metadata["target_language"]
-    splits = load_splits(new.metadata["corpus"], args.data_dir)
+    corpora = {}  # corpus -> its splits, each loaded once
+
+    def examples_of(split: str) -> list:
+        if split == "everyday":
+            return read_everyday(language, source_language=new.metadata.get("source_language", "en"))
+        corpus, _, name = split.rpartition(":")
+        corpus = corpus or new.metadata["corpus"]
+        if corpus not in corpora:
+            corpora[corpus] = load_splits(corpus, args.data_dir)
+        return corpora[corpus][name]
+
     tokenize = bleu_tokenizer_for(language)
     rows = []
     for split in args.splits:
-        source_language = new.metadata.get("source_language", "en")
-        examples = read_everyday(language, source_language=source_language) if split == "everyday" else splits[split]
+        examples = examples_of(split)
         outputs = {}
         for name, loaded in (("old", old), ("new", new)):
             ids = translate_corpus_ids(loaded.model, loaded.source_tokenizer, [e.source for e in examples])
