@@ -139,11 +139,12 @@ def show_tracking(
     )
     keep_or_reset_words((tr.source_text, other.source_text, kind, word_level), (queries_a, keys_a, keys_b), lang)
     # the candidate words are keys; in the encoder the query is one of the same pieces
+    pairs = MINIMAL_PAIRS.get(languages[0], MINIMAL_PAIRS["en"])
     start = default_tracked(
         queries_a if kind == "encoder_self" else keys_a,
         keys_b,
         (tr.source_text, other.source_text),
-        MINIMAL_PAIRS.get(languages[0], MINIMAL_PAIRS["en"]),
+        pairs,
         languages[0],
     )
     q_box, x_box, y_box = st.columns(3)
@@ -185,6 +186,9 @@ def show_tracking(
         maps_a, maps_b, (query, in_second[0]), (x, in_second[1]), (y, in_second[2])
     )
     show_tracking_heads(tracking, queries_a[query], keys_a[x], keys_a[y], kind, lang)
+    # what a score of 0 means, on the first pair the menu offers for this source language
+    example = pairs[0]
+    st.caption(t("compare_note", lang, pair=t(example.name, lang), query=example.tracked[0], word=example.tracked[1]))
 
 
 def keep_or_reset_words(signature: tuple, axes: tuple[list, list, list], lang: str) -> None:
@@ -251,7 +255,6 @@ def show_tracking_heads(tracking, query: str, x: str, y: str, kind: str, lang: s
             args=(layer + 1, h + 1, registry.map_view(kind)),
             width="stretch",
         )
-    st.caption(t("compare_note", lang))
 
 
 def parse_compared(text: str) -> tuple[tuple[int, int, int] | None, list]:

@@ -18,7 +18,7 @@ from viz.escape import markdown_literal
 from viz.heads import statistic_grid
 from viz.labels import kind_in_sentence, kind_name
 from viz.tables import GridColumn, grid_columns, localized_head_table
-from words import t
+from words import apart, t
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -265,23 +265,28 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     if len(positional) and len(rare):
         p, r = positional.iloc[0], rare.iloc[0]
         a = aligners.iloc[0] if len(aligners) else None
+        # each best head's number beside its threshold, with as many decimals as it takes to tell them apart (an
+        # AER of 0.5018 read "0.50" beside a limit of 0.5 that it fails)
+        p_share, share = (f"{x}%" for x in apart(100 * p["positional_share"], 100 * roles.POSITIONAL_SHARE, 0))
+        r_share, rare = (f"{x}%" for x in apart(100 * r["rare_share"], 100 * roles.RARE_SHARE, 0))
+        a_aer, aer = apart(float(a["aer"]), roles.ALIGNMENT_AER) if a is not None else ("", f"{roles.ALIGNMENT_AER}")
         st.caption(
             t(
                 "roles_thresholds",
                 lang,
-                share=f"{roles.POSITIONAL_SHARE:.0%}",
-                rare=f"{roles.RARE_SHARE:.0%}",
-                aer=roles.ALIGNMENT_AER,
+                share=share,
+                rare=rare,
+                aer=aer,
                 n=roles.ALIGNMENT_HEADS,
                 p_kind=labels[p["kind"]],
                 p_layer=int(p["layer"]),
                 p_head=int(p["head"]),
                 p_offset=f"{int(p['positional_offset']):+d}",
-                p_share=f"{p['positional_share']:.0%}",
+                p_share=p_share,
                 r_layer=int(r["layer"]),
                 r_head=int(r["head"]),
-                r_share=f"{r['rare_share']:.0%}",
-                a_best=t("roles_best_aligner", lang, layer=int(a["layer"]), head=int(a["head"]), aer=f"{a['aer']:.2f}")
+                r_share=r_share,
+                a_best=t("roles_best_aligner", lang, layer=int(a["layer"]), head=int(a["head"]), aer=a_aer)
                 if a is not None
                 else "",
             )

@@ -266,7 +266,7 @@ def about_expander(checkpoint: str, loaded, lang: str) -> None:
     presenting."""
     cfg = loaded.model.cfg
     with (st.sidebar if st.session_state.present else st).expander(t("about", lang)):
-        st.caption(t("subtitle", lang))
+        st.caption(t("subtitle", lang, source=language_name(loaded.metadata.get("source_language", "en"), lang)))
         st.caption(about_model(checkpoint, loaded, lang))
         calibration = get_calibration(checkpoint)
         if calibration:

@@ -885,6 +885,10 @@ def test_a_chinese_source_checkpoint_asks_for_a_chinese_sentence_and_opens_on_th
         assert at.text_input(key="sentence").label == label
         assert at.session_state["sentence"] == "汤姆追逐杰瑞。"
         assert at.selectbox(key="example").options[1:4] == ["汤姆追逐杰瑞。", "猫追狗。", "狗追猫。"]
+        # the About box asks for the same language (it said "Type an English sentence." above a Chinese box)
+        about = " ".join(c.value for c in at.caption)
+        assert ("Type a sentence in Chinese." if lang == "en" else "输入一句中文。") in about, lang
+        assert "English sentence" not in about and "英文" not in about
     assert run_app().text_input(key="sentence").label == "English sentence"
 
 
@@ -903,6 +907,9 @@ def test_every_view_and_lesson_renders_for_a_chinese_source(checkpoint_root, tin
     for tab in TAB_KEYS:
         open_tab(at, tab)
         assert not at.exception, (tab, at.exception)
+        if tab == "tab_compare":  # what a score of 0 means, on a pair this checkpoint offers (not it → animal)
+            note = next(c.value for c in at.caption if "0" in c.value and "`追` → `狗`" in c.value)
+            assert "animal" not in note
     for key in lessons():
         at.session_state["page"], at.session_state["lesson"] = "lessons", key
         at.run()
@@ -911,6 +918,10 @@ def test_every_view_and_lesson_renders_for_a_chinese_source(checkpoint_root, tin
             assert any("狗追猫。" in b.label for b in at.button)
             options = at.selectbox(key="order_a").options  # (the tiny tokenizer has no 追: <unk:追>)
             assert options[0] == "0: 猫" and options[2] == "2: 狗"
+            # its argument names the same words in another order in the language typed (it said "the dog chases
+            # the cat" in English above a Chinese sentence)
+            intro = next(m.value for m in at.markdown if "狗追猫" in m.value and "猫追狗" in m.value)
+            assert "chases" not in intro
         if key == "lesson_masks":  # padded beside the second sentence, here the seeds' other order
             assert at.text_input(key="padding_other").value == "狗追猫。"
 
@@ -930,3 +941,15 @@ def test_switching_to_a_chinese_source_opens_on_a_chinese_sentence_and_back(chec
     at.text_input(key="sentence").input("I like tea.").run()
     at.selectbox(key="checkpoint").select("tiny-b").run()  # the same source language: the sentence stays
     assert at.session_state["sentence"] == "I like tea."
+
+
+@pytest.mark.checkpoint
+def test_head_statistics_never_write_a_failing_number_as_its_threshold(monkeypatch):
+    """zh-en's best aligner has AER 0.5018 against the role's limit of 0.5 (head_roles.csv): the caption said
+    "if at most 0.5 (the best single head here: … AER 0.50)", a head at the limit that fails it. Each number is
+    now written with the decimals that tell it from its threshold."""
+    monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
+    at = open_tab(run_app(ckpt="zh-en", s="猫追狗。"), "tab_heads")
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "AER" in c.value and "Thresholds" in c.value)
+    assert "at most 0.500 (the best single head here: layer 4, head 3, AER 0.502)" in caption, caption

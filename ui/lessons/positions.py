@@ -20,6 +20,15 @@ from words import t
 # the seeds: 狗追猫 and 猫追狗 hold the same characters in another order).
 EXAMPLES = {"en": "The dog chases the cat.", "zh": "狗追猫。"}
 EXAMPLE = EXAMPLES["en"]
+# The intro's pair of sentences with the same words in another order, in the source language the model reads
+SWAPPED_PAIRS = {"en": ("the dog chases the cat", "the cat chases the dog"), "zh": ("狗追猫", "猫追狗")}
+
+
+def intro_values(ctx: Context) -> dict:
+    first, second = SWAPPED_PAIRS.get(ctx.language_pair[0], SWAPPED_PAIRS["en"])
+    return {"pair_first": first, "pair_second": second}
+
+
 # Not offered as the default pair: swapping two of these rarely shows anything ("walked to the the station").
 FUNCTION_WORDS = frozenset(
     "a an the to of in on at by for and or but is are was were be it i my your his her "
@@ -120,5 +129,6 @@ register(
         own_view=show_word_order,
         widgets=("order_a", "order_b"),
         reads=("layer", "head"),
+        intro_values=intro_values,
     )
 )
