@@ -316,6 +316,23 @@ def test_long_words_do_not_stand_level_in_narrow_columns():
         assert fig.layout.xaxis.tickangle == angle, scale
 
 
+def test_short_source_pieces_stand_level_in_the_decoding_steps_third():
+    """The decoding steps' cross-attention chart is a third of the column (150 px): 猫 追 狗 。 </s> slanted 45°
+    for want of half a pixel, each character tilted alone on a projector; one pixel smaller, they stand level.
+    Pieces that need more than a pixel still slant."""
+    from viz.decoding import THIRD_PLOT_PX
+    from viz.titles import column_labels
+
+    assert column_labels(["猫", "追", "狗", "。", "&lt;/s&gt;"], plot_px=THIRD_PLOT_PX) == (
+        ["猫", "追", "狗", "。", "&lt;/s&gt;"],
+        0,
+        11,
+    )
+    assert (
+        column_labels(["▁The", "▁cat", "▁chases", "▁the", "▁dog", ".", "&lt;/s&gt;"], plot_px=THIRD_PLOT_PX)[1] == -45
+    )
+
+
 def test_chinese_column_labels_turn_upright_sooner_than_latin_ones():
     """A Chinese character fills its line's whole height: nineteen steps of "1: 老师" slanted at 21 px apart lay
     on one another in the logit lens (stage 6's output for a 40-word sentence), where Latin labels still fit."""
