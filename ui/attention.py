@@ -274,7 +274,8 @@ def show_attention(ctx: Context, kind: str) -> None:
     st.toggle(
         t("browser_switching", lang),
         key="browser_switching",
-        value=st.session_state.get("browser_switching", browser_switching_default()),
+        # a value only where it is first drawn: passed beside a value in session state, Streamlit warned
+        **widgets.first_value("browser_switching", browser_switching_default()),
         help=t("browser_switching_help", lang),
     )
     if not in_browser:  # else the grid is in the page's own drawing

@@ -64,6 +64,12 @@ def run_streamlit(env_overrides: dict[str, str] | None = None, script: str = "ap
         server.wait(timeout=20)
 
 
+def server_output(server: subprocess.Popen) -> str:
+    """What a run_streamlit server has written so far (its log), read without waiting for more."""
+    os.set_blocking(server.stdout.fileno(), False)
+    return (server.stdout.read() or b"").decode(errors="replace")
+
+
 @pytest.fixture(scope="module")
 def streamlit_server(tiny_checkpoint):
     """The app on the shipped checkpoints (the tiny one without them), its attention views on the server's maps,
