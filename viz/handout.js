@@ -189,6 +189,20 @@ if (DATA.embedded) {
     setTimeout(() => writeLink(state.head === "mean" ? "mean" : String(state.head + 1)), wait);
   }
 }
+if (DATA.embedded) {
+  // The app gives this frame a height estimated from the sentence's length; in presentation mode's larger text
+  // the grid's last row of thumbnails fell 33-69 px below it (to be scrolled to inside the frame). The frame
+  // takes the page's own height whenever the page's layout changes (the app's page is this page's origin).
+  const fitFrame = () => {
+    try {
+      const frame = window.frameElement, height = Math.ceil(document.body.getBoundingClientRect().height) + 4;
+      if (frame && height > 0 && Math.abs(frame.getBoundingClientRect().height - height) > 1) {
+        frame.style.height = `${height}px`;
+      }
+    } catch (error) {}  // a page that cannot reach its frame keeps the app's estimate
+  };
+  new ResizeObserver(fitFrame).observe(document.body);
+}
 function thumbnails() {
   const k = DATA.kinds[state.kind], layers = k.weights.length, heads = k.weights[0].length;
   const grid = document.getElementById("grid");
