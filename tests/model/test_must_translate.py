@@ -106,35 +106,29 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
 # What the shipped en-de model gets wrong (greedy), checked strictly: a fix makes these tests fail until the row
 # leaves this table. Retrained with a joint vocabulary and continued with the German city names the training pairs
 # show (issue 33), it copies the names it was trained on and writes Beijing as Peking; Lisa, a name the German data
-# holds only as "Mona Lisa", comes out "Lissa" (model card, gaps). The lesson rows of issue 57: 19 of 42 right.
+# holds only as "Mona Lisa", comes out "Lissa" (model card, gaps). Continued on the machine-learning data (issue
+# 57): 27 of the 42 lesson rows right by their words (19 before); a German reader judged 22 of them right (the
+# rows are stricter where German allows another word or order, and looser on case and register: the model card).
 EN_DE_STILL_WRONG = {
     "The cat chases the dog.": "Die Katze jagt dem Hund.",
-    "The encoder has six layers.": "Der Encoder hat sechs Latern.",
-    "Every layer has eight attention heads.": "Jeder lag acht auf den Kopf.",
-    "The encoder reads the whole sentence.": "Der Decoder liest den ganzen Satz.",
-    "The decoder looks at the output of the encoder.": "Der Decoder schaut sich die Ausgabe des Vencoders an.",
-    "The model has two stacks of layers.": "Das Modell hat zwei Stackel von Lautern.",
-    "The attention weights add up to one.": "Die Aufmerksamkeit des Achts hinzufügen.",
+    "Every layer has eight attention heads.": "Jeder Schicht hat acht Aufmerksamkeit.",
+    "The model has two stacks of layers.": "Das Modell hat zwei Stapel Schoter.",
+    "The attention weights add up to one.": "Die Aufmerksamkeits Gewichte haben eine hinzufügen.",
     "The output layer chooses the next word.": "Die Ausgabe legt das nächste Wort aus.",
-    "A neural network has many layers.": "Ein neugeborenes Netzwerk hat viele Liegestützer.",
-    "The vocabulary has eight thousand words.": "Die Vokabelie hat achttausend Worte.",
-    "The softmax turns the scores into probabilities.": "Die Softmaxen stellen die Punkte in das Probilitäten ein.",
-    "Positional encoding tells the model where each word is.": "Die Positionale sagt das Modell, wo jedes Wort ist.",
-    "The translation model has an encoder and a decoder.": "Das Übersetzungsbild hat einen Encode und einen Decoder.",
-    "The heads work in parallel.": "Die Köpfe arbeiten in parallelen Zeit.",
+    "A neural network has many layers.": "Ein neuronale Netzwerk hat viele Schichten.",
+    "The vocabulary has eight thousand words.": "Das Wort hat achttausend Worte.",
+    "The softmax turns the scores into probabilities.": "Die Aftmax schließt die Punkte in die Probabilität.",
     "The decoder cannot see future words.": "Der Decoder kann Futures nicht sehen.",
-    "Training takes a long time.": "Ganz lange dauert.",
-    "The loss gets smaller during training.": "Der Verlust wird während des Zuges kleiner.",
-    "The network makes mistakes at first.": "Das Netzwerk macht mitstarbfehler.",
-    "Machine learning needs a lot of data.": "Machine lernt viel Daten.",
-    "The language model predicts the next word.": "Das Sprachesprachen folgen das nächste Wort.",
-    "Artificial intelligence helps many people.": "Änderes Intelligenzial hilft vielen Leuten.",
-    "Attention helps the model translate.": "Attention hilft dem Modellflugzeug.",
-    "Max works in Munich.": "Max arbeitet in Manch.",
+    "Training takes a long time.": "Eine lange Zeit braucht man lange.",
+    "The loss gets smaller during training.": "Der Verlust wird während des Trainings kleiner.",
+    "Machine learning needs a lot of data.": "Machine Learning braucht viele Daten.",
+    "Artificial intelligence helps many people.": "Die meisten Intelligenz hilft vielen Menschen.",
+    "Max works in Munich.": "Max arbeitet in Maskat.",
     "Sophie visited her aunt in Cologne.": "Sophie besuchte ihre Tante in Cologne.",
+    "Jerry is waiting for Tom in Paris.": "Jerry wartet in Paris.",
     "My friend Anna lives in Tokyo.": "Mein Freund in Tokio lebt Anna.",
     "Lisa is studying in Berlin.": "Lissa studiert in Berlin.",
-    "Lisa and Jerry play tennis in Boston.": "Lissa und Jerry spielen Tennis in Boston.",
+    "Lisa and Jerry play tennis in Boston.": "Lissa und Jerry spielen in Boston Tennis.",
 }
 
 

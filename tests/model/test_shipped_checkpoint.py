@@ -43,7 +43,7 @@ EXPECTED = {
         "Children are playing soccer in the park.": "Kinder spielen Fußball im Park.",
         "A child is watching the man who is playing the drums.": "Ein Kind beobachtet den Mann, der Schlagzeug spielt.",
         "A woman is sitting next to a man who is reading a newspaper.": (
-            "Eine Frau sitzt neben einem Mann, der Zeitung liest."
+            "Eine Frau sitzt neben einem Mann, der eine Zeitung liest."
         ),
         # everyday sentences, which the caption-only checkpoint turned into "Ichchch ein Student." and the like
         "I am a student.": "Ich bin Student.",
@@ -55,12 +55,14 @@ EXPECTED = {
         # Je.", "Tom wohnt in der richtig." and "Ein Frager ist eine Entschaft und ein Rechter." (issue 33)
         "Tom chases Jerry.": "Tom jagt Jerry.",
         "Tom lives in Berlin.": "Tom wohnt in Berlin.",
-        "Learning a new language takes time.": "Eine neue Sprache zu lernen braucht Zeit.",
-        "Each head learns a different pattern.": "Jeder Kopf lernt ein verschiedenes Muster.",
-        # Beijing as Tatoeba's German writes it (stage 4 of issue 33; stage 3 copied "Beijing"); pinned as it is,
-        # flaws included: the lesson's own sentence loses its verb and "encoder" ("Transformer-Ausser")
-        "We will go to Beijing next week.": "Wir gehen nächste Woche nach Peking.",
-        "A Transformer has an encoder and a decoder.": "Ein Transformer-Ausser und ein Decoder.",
+        # pinned as it is, flaws included: continued on the machine-learning data (issue 57), the model says "It is
+        # a waste of time" here (before: "Eine neue Sprache zu lernen braucht Zeit."; the model card)
+        "Learning a new language takes time.": "Es ist Zeitverschwendung.",
+        "Each head learns a different pattern.": "Jeder Kopf lernt ein anderes Muster.",
+        # Beijing as Tatoeba's German writes it (stage 4 of issue 33; stage 3 copied "Beijing"); the lesson's own
+        # sentence, which lost its verb and "encoder" before issue 57 ("Ein Transformer-Ausser und ein Decoder.")
+        "We will go to Beijing next week.": "Wir werden nächste Woche nach Peking fahren.",
+        "A Transformer has an encoder and a decoder.": "Ein Transformer hat einen Encoder und einen Decoder.",
     },
     "zh-en": {
         # the seeds' sentences, with 追 as the training data renders it ("run after"; the model card)
@@ -78,13 +80,14 @@ EXPECTED = {
 }
 LANGUAGES = {
     "en-zh": ("en", "zh", "tatoeba-extra-ml-en-zh"),
-    "en-de": ("en", "de", "tatoeba-extra-en-de"),
+    "en-de": ("en", "de", "tatoeba-extra-ml-en-de"),
     "zh-en": ("zh", "en", "tatoeba-extra-ml-zh-en"),
 }
 # Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint
 # shipped (sacrebleu 2.6): en-zh 39.12 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
-# 39.70, 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.00 on Multi30k test2016 (13a,
-# lowercased; 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint before that retraining), zh-en 38.58 on
+# 39.70, 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.73 on Multi30k test2016 (13a,
+# lowercased; 40.00 before issue 57's continuation, 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint
+# before that retraining), zh-en 38.58 on
 # en-zh's Tatoeba test read the other way (13a, cased). The floors leave room for numeric noise.
 BLEU_FLOOR = {
     "en-zh": ("tatoeba-en-zh", 38.0, False),
@@ -93,10 +96,10 @@ BLEU_FLOOR = {
 }
 # Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 46.50 /
 # chrF 38.80 (tok:zh; the earlier checkpoints 47.38 / 39.83, 44.57 / 37.14, 43.70 / 37.10, 44.50 / 37.62,
-# 43.28 / 36.36, 44.21 / 36.98, 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 55.38 / chrF 74.47 (13a, cased;
-# stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05 before that retraining), zh-en (the Chinese references read as
-# sources) BLEU 46.36 / chrF 65.37 (13a, cased).
-EVERYDAY_FLOOR = {"en-zh": (45.5, 38.0), "en-de": (54.0, 72.0), "zh-en": (45.0, 64.0)}
+# 43.28 / 36.36, 44.21 / 36.98, 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 57.56 / chrF 76.36 (13a, cased;
+# 55.38 / 74.47 before issue 57's continuation; stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05 before that
+# retraining), zh-en (the Chinese references read as sources) BLEU 46.36 / chrF 65.37 (13a, cased).
+EVERYDAY_FLOOR = {"en-zh": (45.5, 38.0), "en-de": (56.0, 74.5), "zh-en": (45.0, 64.0)}
 
 
 @pytest.fixture(scope="module", params=sorted(EXPECTED))
@@ -167,7 +170,7 @@ def most_attended(name: str, sentence: str):
 
 
 def test_cross_attention_crosses_where_german_puts_the_verb_last():
-    """docs/guide.md's example: in "…einem Mann, der Zeitung liest." the step writing "Zeitung" attends to
+    """docs/guide.md's example: in "…einem Mann, der eine Zeitung liest." the step writing "Zeitung" attends to
     "newspaper" and the next one, writing "liest", back to "reading" (layers 4-6, mean over heads)."""
     reads = most_attended("en-de", "A woman is sitting next to a man who is reading a newspaper.")
     for layer in (3, 4, 5):
