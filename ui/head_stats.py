@@ -237,7 +237,8 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
         key="importance-grid",
     )
     st.caption(t("roles_importance_explain", lang))
-    named = frame[frame["role"].fillna("") != ""]
+    # a checkpoint where no head has a role reads its role column as all-NaN floats: compared as text
+    named = frame[frame["role"].astype("string").fillna("") != ""]
     labels = {kind_: t(f"kind_short_{kind_}", lang) for kind_ in KINDS}
     if named.empty:
         st.caption(t("roles_none", lang))
