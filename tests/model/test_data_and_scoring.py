@@ -388,7 +388,6 @@ def test_a_chinese_name_with_several_english_spellings_is_read_back_as_the_every
     """Issue 58: CC-CEDICT gives 杰瑞 as Gerry and Jerry; read the other way, the copies taught 杰瑞 -> "Gerry".
     The Chinese -> English corpus writes each such name as the spelling its everyday sentences use most, in its
     training pairs, word lists and names sets, while a Tatoeba test reference stays as written."""
-
     from model.data import Splits, english_name_for, read_back_as_one_name
 
     names = [("Gerry", "杰瑞"), ("Jerry", "杰瑞"), ("Johan", "约翰"), ("John", "约翰"), ("Tom", "汤姆")]

@@ -87,8 +87,8 @@ LANGUAGES = {
 # shipped (sacrebleu 2.6): en-zh 39.12 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
 # 39.70, 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.73 on Multi30k test2016 (13a,
 # lowercased; 40.00 before issue 57's continuation, 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint
-# before that retraining), zh-en 38.58 on
-# en-zh's Tatoeba test read the other way (13a, cased). The floors leave room for numeric noise.
+# before that retraining), zh-en 38.58 on en-zh's Tatoeba test read the other way (13a, cased). The floors leave
+# room for numeric noise.
 BLEU_FLOOR = {
     "en-zh": ("tatoeba-en-zh", 38.0, False),
     "en-de": ("multi30k-en-de", 38.5, True),
