@@ -946,11 +946,13 @@ def test_switching_to_a_chinese_source_opens_on_a_chinese_sentence_and_back(chec
 @pytest.mark.checkpoint
 @pytest.mark.filterwarnings("error::Warning:ui.head_stats")  # zh-en has no named role: its role column is all NaN
 def test_head_statistics_never_write_a_failing_number_as_its_threshold(monkeypatch):
-    """zh-en's best aligner has AER 0.5018 against the role's limit of 0.5 (head_roles.csv): the caption said
+    """zh-en's best aligner had AER 0.5018 against the role's limit of 0.5 (head_roles.csv): the caption said
     "if at most 0.5 (the best single head here: … AER 0.50)", a head at the limit that fails it. Each number is
-    now written with the decimals that tell it from its threshold."""
+    now written with the decimals that tell it from its threshold (stage 2's weights: 0.5026, "0.503")."""
     monkeypatch.delenv("ATTENTION_EXPLORER_CHECKPOINTS", raising=False)
     at = open_tab(run_app(ckpt="zh-en", s="猫追狗。"), "tab_heads")
     assert not at.exception
     caption = next(c.value for c in at.caption if "AER" in c.value and "Thresholds" in c.value)
-    assert "at most 0.500 (the best single head here: layer 4, head 3, AER 0.502)" in caption, caption
+    limit, best = re.search(r"at most ([0-9.]+) \(the best single head here: [^)]*AER ([0-9.]+)\)", caption).groups()
+    # no zh-en head takes the alignment role, so the best one is written as above the limit, not equal to it
+    assert float(best) > float(limit) and len(best) > len("0.50"), caption

@@ -151,28 +151,25 @@ def zh_en():
 
 
 # What the shipped zh-en model gets wrong (greedy) by the rows' words, checked strictly as above. Read by a reader
-# of both languages, 37 of the 51 are right (the model card): the rows are stricter than the reader where English
-# allows another order or word ("the output of the encoder", "AI", "It's very nice today") and where the row asks
-# for the seeds' verb ("ran after" for 追, as the training data renders it).
+# of both languages, 38 of the 51 are right (the model card): the rows are stricter than the reader where English
+# allows another order or word ("the output from the encoder", "AI", "The food at this restaurant") and where the
+# row asks for the seeds' verb ("ran after" for 追逐, as the training data renders it).
 ZH_EN_STILL_WRONG = {
-    "猫追狗。": "The cat ran after the dog.",
-    "狗追猫。": "The dog ran after a cat.",
-    "汤姆追逐杰瑞。": "Tom ran after Gerry.",
-    "杰瑞追逐汤姆。": "Gerry ran after Tom.",
+    "汤姆追逐杰瑞。": "Tom ran after Jerry.",
+    "杰瑞追逐汤姆。": "Jerry ran after Tom.",
     "早上好。": "It's OK in the morning.",
     "解码器一次生成一个词。": "The decoder generates a word.",
-    "每个注意力头关注不同的词。": "Each attention head is attention.",
+    "我们的模型有六层编码器。": "Our model has six layers.",
     "这个模型有八个注意力头。": "This model has eight attention head.",
-    "解码器会看编码器的输出。": "The decoder will see the output of the encoder.",
+    "解码器会看编码器的输出。": "The decoder will see the output from the encoder.",
     "人工智能正在改变世界。": "AI is changing the world.",
-    "学生们在看热力图。": "The students are reading as hot as it.",
+    "学生们在看热力图。": "The students are reading hot and easily.",
     "每一层都有一个前馈网络。": "Every layer has one to feed the network.",
-    "约翰下个月要去北京。": "Johan is going to Beijing next month.",
-    "莉莎和艾玛是好朋友。": "Mary and Airm are good friends.",
+    "莉莎和艾玛是好朋友。": "Mary and Armen are good friends.",
     "我的朋友杰克住在巴黎。": "My friend lives in Paris.",
     "马克斯和彼得一起去了罗马。": "Mark and Peter went to Rome.",
-    "今天天气很好。": "It's very nice today.",
-    "火车晚点了二十分钟。": "The train is late.",
+    "今天天气很好。": "It's fine today.",
+    "火车晚点了二十分钟。": "The train is late by 20 minutes.",
     "这家饭店的菜很好吃。": "The food at this restaurant is delicious.",
 }
 

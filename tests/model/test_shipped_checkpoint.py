@@ -65,13 +65,13 @@ EXPECTED = {
         "A Transformer has an encoder and a decoder.": "Ein Transformer hat einen Encoder und einen Decoder.",
     },
     "zh-en": {
-        # the seeds' sentences, with 追 as the training data renders it ("run after"; the model card)
-        "猫追狗。": "The cat ran after the dog.",
-        "狗追猫。": "The dog ran after a cat.",
-        "汤姆追逐杰瑞。": "Tom ran after Gerry.",
+        # the seeds' sentences, with 追 as the training data renders it (past tense; 追逐 "run after": the model card)
+        "猫追狗。": "The cat chased the dog.",
+        "狗追猫。": "The dog chased the cat.",
+        "汤姆追逐杰瑞。": "Tom ran after Jerry.",
         "注意力就是你所需要的一切。": "The attention is everything you need.",
         "她昨天买了一辆红色的汽车。": "She bought a red car yesterday.",
-        "编码器把句子变成向量。": "The encoder turns the sentence into vectors.",
+        "编码器把句子变成向量。": "The encoder turned the sentence into vectors.",
         "机器翻译很难。": "Machine translation is difficult.",
         "汤姆住在北京。": "Tom lives in Beijing.",
         "我不知道该做什么。": "I don't know what to do.",
@@ -87,18 +87,19 @@ LANGUAGES = {
 # shipped (sacrebleu 2.6): en-zh 39.12 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
 # 39.70, 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.73 on Multi30k test2016 (13a,
 # lowercased; 40.00 before issue 57's continuation, 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint
-# before that retraining), zh-en 38.58 on en-zh's Tatoeba test read the other way (13a, cased). The floors leave
-# room for numeric noise.
+# before that retraining), zh-en 41.72 on en-zh's Tatoeba test read the other way (13a, cased; 38.58 before
+# issue 58's stage 2). The floors leave room for numeric noise.
 BLEU_FLOOR = {
     "en-zh": ("tatoeba-en-zh", 38.0, False),
     "en-de": ("multi30k-en-de", 38.5, True),
-    "zh-en": ("tatoeba-extra-ml-zh-en", 37.5, False),
+    "zh-en": ("tatoeba-extra-ml-zh-en", 40.5, False),
 }
 # Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 46.50 /
 # chrF 38.80 (tok:zh; the earlier checkpoints 47.38 / 39.83, 44.57 / 37.14, 43.70 / 37.10, 44.50 / 37.62,
 # 43.28 / 36.36, 44.21 / 36.98, 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 57.56 / chrF 76.36 (13a, cased;
 # 55.38 / 74.47 before issue 57's continuation; stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05 before that
-# retraining), zh-en (the Chinese references read as sources) BLEU 46.36 / chrF 65.37 (13a, cased).
+# retraining), zh-en (the Chinese references read as sources) BLEU 45.48 / chrF 65.68 (13a, cased; 46.36 / 65.37
+# before issue 58's stage 2, not different by paired bootstrap: p 0.18 and 0.29).
 EVERYDAY_FLOOR = {"en-zh": (45.5, 38.0), "en-de": (56.0, 74.5), "zh-en": (45.0, 64.0)}
 
 
