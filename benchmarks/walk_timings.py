@@ -95,6 +95,22 @@ def unsure_note(page, lang: str) -> str | None:
     return None
 
 
+def choose_page(page, name: str) -> None:
+    """Explorer or lessons, as a teacher switches: in presentation mode the switch is in the sidebar, folded away
+    at 1024 px, so open the sidebar, choose, and fold it again (opening and folding start no script run)."""
+    box = page.get_by_test_id("stSidebar").bounding_box()
+    folded = box is None or box["x"] + box["width"] <= 0
+    if folded:
+        page.get_by_test_id("stExpandSidebarButton").click()
+        page.get_by_role("radio", name=name, exact=True).wait_for(state="visible")
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=stSidebar]').getBoundingClientRect().left >= 0"
+        )
+    page.get_by_role("radio", name=name, exact=True).check(force=True)
+    if folded:
+        page.get_by_test_id("stSidebarCollapseButton").click(force=True)
+
+
 def walk(url: str, checkpoint: str, lang: str, present: str, browser, limit: float) -> list[dict]:
     from ui.views import lessons, view_groups
     from words import t
@@ -124,7 +140,7 @@ def walk(url: str, checkpoint: str, lang: str, present: str, browser, limit: flo
         print(f"{checkpoint} {lang} present={present} #{sentence} {what}: {seconds:.2f} s{flag}", flush=True)
 
     for n, sentence in enumerate(SENTENCES[checkpoint], 1):
-        page.get_by_role("radio", name=t("page_explore", lang), exact=True).check(force=True)
+        choose_page(page, t("page_explore", lang))
         wait_until_idle(page)
         box = page.locator(".st-key-sentence input")
         box.fill(sentence)
@@ -136,7 +152,7 @@ def walk(url: str, checkpoint: str, lang: str, present: str, browser, limit: flo
             record(group, click_tab(page, t(group, lang)), n)
             for view in views:
                 record(view, click_tab(page, t(view, lang)), n)
-        page.get_by_role("radio", name=t("page_lessons", lang), exact=True).check(force=True)
+        choose_page(page, t("page_lessons", lang))
         record("page_lessons", waited(page), n)
         for lesson in lessons():
             record(lesson, click_tab(page, t(lesson, lang)), n)
