@@ -100,15 +100,15 @@ def unsure_note(page, lang: str) -> str | None:
 def choose_page(page, name: str) -> None:
     """Explorer or lessons, as a teacher switches: in presentation mode the switch is in the sidebar, folded away
     at 1024 px, so open the sidebar, choose, and fold it again (opening and folding start no script run)."""
+    radio = page.get_by_role("radio", name=name, exact=True)
     box = page.get_by_test_id("stSidebar").bounding_box()
     folded = box is None or box["x"] + box["width"] <= 0
     if folded:
         page.get_by_test_id("stExpandSidebarButton").click()
-        page.get_by_role("radio", name=name, exact=True).wait_for(state="visible")
+        radio.wait_for(state="visible")
         page.wait_for_function(
             "() => document.querySelector('[data-testid=stSidebar]').getBoundingClientRect().left >= 0"
         )
-    radio = page.get_by_role("radio", name=name, exact=True)
     if not radio.is_checked():
         # its label, as a hand clicks it (a forced check on the input itself can land while the sidebar still
         # moves and leave the choice as it was)
