@@ -224,7 +224,8 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
     if not path.is_file():
         st.info(t("roles_missing", lang, path=checkpoint))
         return
-    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    # role is text: read as such, a checkpoint where no head has a role would give an all-NaN float column
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"role": "string"})
     rows = frame[frame["kind"] == kind]
     values = rows.pivot(index="layer", columns="head", values="importance").to_numpy()
     chart(
@@ -237,8 +238,7 @@ def show_measured_roles(checkpoint: str, kind: str, lang: str) -> None:
         key="importance-grid",
     )
     st.caption(t("roles_importance_explain", lang))
-    # a checkpoint where no head has a role reads its role column as all-NaN floats: compared as text
-    named = frame[frame["role"].astype("string").fillna("") != ""]
+    named = frame[frame["role"].fillna("") != ""]
     labels = {kind_: t(f"kind_short_{kind_}", lang) for kind_ in KINDS}
     if named.empty:
         st.caption(t("roles_none", lang))
