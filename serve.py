@@ -37,6 +37,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -124,6 +125,18 @@ def wait_healthy(url: str, timeout: float, poll: float = 0.5) -> None:
         time.sleep(poll)
 
 
+def wait_all_healthy(urls: list[str], timeout: float, stopped) -> None:
+    """Until every server answers its health check, timeout seconds pass or stopped() says serve is stopping."""
+    deadline = time.time() + timeout
+    while not all(healthy(url) for url in urls) and time.time() < deadline and not stopped():
+        time.sleep(0.2)
+
+
+def loopback(address: str) -> str:
+    """Where this machine reaches a server listening on address (any address: through the loopback)."""
+    return "127.0.0.1" if address in ("0.0.0.0", "::") else address
+
+
 def backend(text: str) -> tuple[str, int]:
     """ "10.0.0.2:8601" -> ("10.0.0.2", 8601)"""
     host, _, port = text.rpartition(":")
@@ -172,19 +185,19 @@ def main(argv=None) -> int:
         config = Path(tempfile.mkdtemp(prefix="attention-explorer-")) / "haproxy.cfg"
         config.write_text(haproxy_config(args.port, [("127.0.0.1", p) for p in ports] + args.backend, args.address))
         balancer = subprocess.Popen([args.haproxy, "-db", "-f", str(config)])
-    stopping = False
+    stopping = threading.Event()  # set by SIGTERM or SIGINT
 
     def stop(*_):
-        nonlocal stopping
-        stopping = True
+        stopping.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     # This machine's replicas are checked where they listen (any address: through the loopback).
-    local = "127.0.0.1" if args.replica_address in ("0.0.0.0", "::") else args.replica_address
-    deadline = time.time() + 120
-    while not all(healthy(f"http://{local}:{port}") for port in ports) and time.time() < deadline and not stopping:
-        time.sleep(0.5)
+    wait_all_healthy([f"http://{loopback(args.replica_address)}:{port}" for port in ports], 120, stopping.is_set)
+    if balancer is not None:
+        # HAProxy marked the replicas down while they started and puts them back at its next check (up to 2 s
+        # later): until then its page says no server is available, so "serving on" waits for it to route.
+        wait_all_healthy([f"http://{loopback(args.address)}:{args.port}"], 10, stopping.is_set)
     where = f"replicas on {args.replica_address}, ports {ports}"
     if balancer is None:
         print(f"serving {args.workers} replicas ({where}), no balancer", flush=True)
@@ -192,7 +205,7 @@ def main(argv=None) -> int:
         remote = f" and {len(args.backend)} on other machines" if args.backend else ""
         print(f"serving on http://{args.address}:{args.port} ({where}{remote})", flush=True)
     try:
-        while not stopping:
+        while not stopping.is_set():
             for port, process in list(replicas.items()):
                 if process.poll() is not None:  # died: start it again; HAProxy adds it back when it is healthy
                     print(f"replica on port {port} exited ({process.returncode}); restarting", flush=True)

@@ -3,17 +3,19 @@ pages render through the balancer's websockets, text is served gzipped, and a ki
 
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
 import pytest
 
-from serve import wait_healthy
+from serve import healthy, wait_healthy
 
 from ..conftest import ROOT
 from .conftest import assert_no_exception, free_port, wait_until_idle
@@ -99,10 +101,17 @@ def served(tiny_checkpoint):
         ],
         cwd=ROOT,
         env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, timeout=120)
+        said = iter(process.stdout.readline, "")
+        announced = next((line for line in said if line.startswith("serving on")), None)
+        # A teacher opens the address the moment serve gives it: the balancer must route by then, not answer
+        # "no server is available" until its next health check.
+        assert announced and healthy(url), announced
+        threading.Thread(target=collections.deque, args=(said, 0), daemon=True).start()  # read the rest, unheld
         for replica in (first, first + 1):
             wait_healthy(f"http://127.0.0.1:{replica}", timeout=120)
         wait_served(url)
@@ -154,9 +163,6 @@ def test_pages_render_through_the_balancer_and_survive_a_killed_replica(served, 
 def test_requests_in_flight_when_a_replica_dies_are_answered_by_the_other(served):
     """Issue 36: twelve streams of requests pinned to one replica (its cookie), the replica killed (SIGKILL) in the
     middle: every request is answered 200, none 502 (HAProxy's retry-on resends the ones in flight, elsewhere)."""
-    import collections
-    import threading
-
     url, replica_ports = served
     wait_in_rotation(url)  # "the other" must be there to answer
     codes, stop, killed = collections.Counter(), threading.Event(), threading.Event()
