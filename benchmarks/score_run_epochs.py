@@ -118,6 +118,8 @@ def main(argv: list[str]) -> None:
                     f"{name}_stutter": round(stutter_share(ids), 4),
                 }
             )
+            if "names_kept" in scores:  # the names sets: the share of translations that keep every name
+                line[f"{name}_names_kept"] = scores["names_kept"]
         line["wrong"] = [f"{r.english} -> {o}" for r, o, k in zip(rows, outputs, right) if not k]
         print(json.dumps(line, ensure_ascii=False), flush=True)
 
