@@ -115,21 +115,22 @@ def healthy(where: int | str) -> bool:
         return False
 
 
+def wait_all_healthy(urls: list[str], timeout: float, stopped=lambda: False, poll: float = 0.2) -> bool:
+    """Until every server answers its health check: True; False once timeout seconds pass or stopped() says serve
+    is stopping."""
+    deadline = time.time() + timeout
+    while not all(healthy(url) for url in urls):
+        if time.time() > deadline or stopped():
+            return False
+        time.sleep(poll)
+    return True
+
+
 def wait_healthy(url: str, timeout: float, poll: float = 0.5) -> None:
     """Until the server at url answers its health check; RuntimeError after timeout seconds. (The tests and
     benchmarks that start servers use it too.)"""
-    deadline = time.time() + timeout
-    while not healthy(url):
-        if time.time() > deadline:
-            raise RuntimeError(f"{url} never became healthy")
-        time.sleep(poll)
-
-
-def wait_all_healthy(urls: list[str], timeout: float, stopped) -> None:
-    """Until every server answers its health check, timeout seconds pass or stopped() says serve is stopping."""
-    deadline = time.time() + timeout
-    while not all(healthy(url) for url in urls) and time.time() < deadline and not stopped():
-        time.sleep(0.2)
+    if not wait_all_healthy([url], timeout, poll=poll):
+        raise RuntimeError(f"{url} never became healthy")
 
 
 def loopback(address: str) -> str:
