@@ -83,6 +83,16 @@ class Calibration:
         below = [bad for judged_score, bad in self.judged if judged_score <= score]
         return sum(below), len(below)
 
+    def evidence(self, score: float) -> tuple[int, int, bool]:
+        """(wrong, judged, lower than all): what a note on a translation of this score can rest on. The judged
+        translations that scored as low; where none did (the translation is less sure than any a reader judged:
+        stage 10 wrote "0 of 0 as low were wrong" under the farmer's daughter), those under the threshold, the
+        translations a note would have been shown on, and True."""
+        wrong, judged = self.wrong_at_most(score)
+        if judged:
+            return wrong, judged, False
+        return *self.wrong_at_most(self.threshold), True
+
 
 def load_calibration(checkpoint_dir: Path | str) -> Calibration | None:
     path = Path(checkpoint_dir) / FILE

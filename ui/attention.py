@@ -494,12 +494,14 @@ def translation_notes(
         if what_if:
             st.warning(t("unsure_forced_short" if present else "unsure_forced", lang, score=score, threshold=threshold))
         else:
-            # how sure the note is: of the judged translations that scored as low, how many were wrong
-            wrong, judged = calibration.wrong_at_most(mean)
+            # how sure the note is: of the judged translations that scored as low (or, below every one of them,
+            # of those under the threshold), how many were wrong
+            wrong, judged, lowest = calibration.evidence(mean)
             verdict = t("unsure_probably" if judged and wrong / judged >= TARGET_PRECISION else "unsure_possibly", lang)
+            key = "unsure_lowest" if lowest else "unsure"
             st.warning(
                 t(
-                    "unsure_short" if present else "unsure",
+                    f"{key}_short" if present else key,
                     lang,
                     verdict=verdict,
                     score=score,

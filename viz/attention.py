@@ -185,31 +185,48 @@ def _map_layout(
     # Large labels (presentation) stand upright above the columns, so neighbours never touch; with many keys
     # they shrink towards 10 px rather than overlap.
     key_font = max(round(12 * font_scale * min(1.0, 14 / max(n_k, 1))), 10)
-    shown_keys = k_text
-    # Room above the map for the key labels (slanted ones need their length), the key axis title and the title,
-    # so the title never runs into the labels. Presentation mode keeps a fixed margin: its upright labels are
-    # short next to the screen, and its first rows must stay on the first screen of a 1280x720 projector.
-    if font_scale == 1:  # level or slanted while they fit, then upright, smaller, and with many keys every k-th one
-        shown_keys, angle, key_font = column_labels(k_text)
-    else:  # presentation: level while each fits its column, else upright
-        angle = 0 if level_labels_fit(k_text, key_font) else -90
-    label_room = column_labels_px(shown_keys, angle, key_font)
-    top = label_room + round(16 * font_scale) + 14 + (round(20 * font_scale) + 4 if title else 0)
+
+    def key_labels(font: int) -> tuple[list[str], int, int]:
+        """(labels shown, angle, font) at this font size: on the page level or slanted while they fit, then
+        upright, smaller, and with many keys every k-th one; in presentation level while each fits its column,
+        else upright."""
+        if font_scale == 1:
+            return column_labels(k_text)
+        return k_text, 0 if level_labels_fit(k_text, font) else -90, font
+
+    def room_above(labels: list[str], angle: int, font: int) -> int:
+        """Room above the map for the key labels (slanted ones need their length), the key axis title and the
+        title, so the title never runs into the labels."""
+        title_room = round(20 * font_scale) + 4 if title else 0
+        return column_labels_px(labels, angle, font) + round(16 * font_scale) + 14 + title_room
+
     # A Chinese axis title turned on its side is read with a tilted head, and a long one is longer than a short
     # map is high (it was cut: "coder position (query): …"): either goes under the map, upright.
     title_px = display_width(query_axis) * 6.5 * font_scale
     upright = any("\u4e00" <= c <= "\u9fff" for c in query_axis) or title_px > 0.9 * n_q * round(26 * font_scale)
     bottom = round(22 * font_scale) if upright else 0
+    shown_keys, angle, key_font = key_labels(key_font)
+    top = room_above(shown_keys, angle, key_font)
     # Rows 26 px (times font_scale); with max_height, as short as fits, so a projector's first screen holds the
     # whole map of a ten-word sentence, below a note too. The row labels shrink with the rows, from 12 px times
     # font_scale down to 8 px times it (12 px in presentation, the page's own size), never taller than their row
     # less 6 px: eleven rows under the unsure note (a ten-word sentence written in ten Chinese words) need it.
+    # Where even those rows would not fit (upright key labels of long English words, "grandmother", and eleven
+    # rows or more: 785 px on a 768 px screen), the key labels shrink first, to the page's own 12 px, and only
+    # then the rows, down to 12 px with 8 px labels (a bad translation of ten words in sixteen pieces, 17 rows
+    # under a Chinese axis title: 13 px).
     row_height = round(26 * font_scale)
     label_font = round(12 * font_scale)
     if max_height:
-        room = max_height - top - 10 - bottom
-        row_height = max(round(8 * font_scale) + 6, min(row_height, room // max(n_q, 1)))
-        label_font = min(label_font, row_height - 6)
+
+        def rows_fit(top: int) -> int:
+            return (max_height - top - 10 - bottom) // max(n_q, 1)
+
+        while key_font > 12 and rows_fit(top) < round(8 * font_scale) + 6:
+            shown_keys, angle, key_font = key_labels(key_font - 1)
+            top = room_above(shown_keys, angle, key_font)
+        row_height = max(12, min(row_height, rows_fit(top)))
+        label_font = min(label_font, max(row_height - 6, 8))
     fig.update_layout(
         title=dict(
             text=html.escape(title, quote=False),

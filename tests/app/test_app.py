@@ -535,10 +535,12 @@ def test_an_unsure_translation_gets_a_note_and_the_about_box_says_what_the_model
         at = run_app(s=jumble, lang=lang)
         assert not at.exception
         note = next(w.value for w in at.warning if marker in w.value)
-        score, threshold = re.findall(r"-\d+\.\d+", note)
+        score, threshold = re.findall(r"-\d+\.\d+", note)[:2]
         assert float(score) < float(threshold) and score != threshold, note  # never "-0.53, below -0.53"
         # worded by how sure it is: how many judged translations as unsure were wrong (confidence.json)
-        wrong, judged = confidence.load_calibration(ROOT / "checkpoints" / "en-zh").wrong_at_most(float(score))
+        wrong, judged, lowest = confidence.load_calibration(ROOT / "checkpoints" / "en-zh").evidence(float(score))
+        if lowest:  # less sure than any judged translation: said so, and counted under the threshold
+            assert ("less sure than any" if lang == "en" else "比读者评判过的任何译文都更没有把握") in note, note
         assert (f"{judged} judged translations" if lang == "en" else f"{judged} 个评判过的译文") in note, note
         assert (f"{wrong} were wrong" if lang == "en" else f"有 {wrong} 个是错的") in note, note
         about = " ".join(c.value for c in at.caption)

@@ -50,6 +50,9 @@ def test_a_note_counts_the_judged_translations_as_unsure_as_its_own():
     )
     assert calibration.wrong_at_most(-0.8) == (1, 1)
     assert calibration.wrong_at_most(-0.6) == (2, 3)
+    assert calibration.evidence(-0.8) == (1, 1, False)
+    # less sure than any judged translation: not "0 of 0 as low were wrong", but those under the threshold
+    assert calibration.evidence(-1.3) == (2, 3, True)
 
 
 @pytest.mark.slow

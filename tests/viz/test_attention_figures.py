@@ -158,3 +158,28 @@ def test_csv_has_position_labelled_rows_and_columns():
     lines = csv.splitlines()
     assert lines[0] == "decoder position (query),0:a,1:b,2:c"
     assert sum(float(v) for v in lines[1].split(",")[1:]) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("rows", [11, 17])
+@pytest.mark.parametrize(
+    "query_axis", ["decoder position (query): reads → next piece", "解码器位置（查询）：读入 → 下一个子词"]
+)
+def test_a_presentation_map_of_long_source_words_stays_within_its_height(rows, query_axis):
+    """Under the unsure note a presentation map has 402 px: upright 18 px labels of long English words
+    ("grandmother", eleven rows) ran 17 px past a 768 px screen, a bad translation of ten words in sixteen pieces
+    (17 rows) 59 px. The key labels shrink to the page's own 12 px before the rows shrink, and no label goes under
+    8 px."""
+    farmer = ["▁The", "▁farmer", "'", "s", "▁daughter", "▁quietly", "▁st", "it", "ched", "▁a", "▁quilt", "▁for"]
+    farmer += ["▁the", "▁winter", ".", "</s>"]
+    grandmother = ["▁My", "▁grandmother", "▁patiently", "▁knitted", "▁a", "▁scarf", "▁for", "▁the", "▁cold"]
+    keys = grandmother + ["▁winter", ".", "</s>"] if rows == 11 else farmer
+    queries = [f"{i}: 农夫 → 的" for i in range(rows)]
+    weights = np.full((rows, len(keys)), 1 / len(keys))
+    fig = attention_heatmap(
+        weights, queries, keys, query_axis, "encoder position (key)", "title", font_scale=1.5, max_height=402
+    )
+    assert fig.layout.height <= 402
+    assert fig.layout.xaxis.tickfont.size >= 12 and fig.layout.yaxis.tickfont.size >= 8
+    # room for the rows is taken from the key labels first: eleven rows keep their 12 px presentation labels
+    if rows == 11:
+        assert fig.layout.yaxis.tickfont.size == 12
