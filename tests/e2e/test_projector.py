@@ -174,10 +174,11 @@ def intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
 # The shipped en-zh model is unsure of its translation of this one: a note stands above the map (issue 36); it
 # writes 她上周买了一辆红色的汽车。 (eleven rows), "for her brother" left out. A new checkpoint may be sure of it:
 # the presentation test below checks the note is there, so the sentence is changed rather than the check lost.
-# Ten words the shipped en-zh model is unsure of (-0.95 per piece, below its -0.59; 农夫的女儿悄悄地跟着冬天来。, "the
-# farmer's daughter quietly follows the winter"): under the threshold chosen for 95 % precision on the judged
-# validation translations (issue 59) "The old man gave the boy a small red ball." (-0.53, "red" dropped) no longer
-# carries a note.
+# Ten words the shipped en-zh model is unsure of (stage 10: -1.28 per piece, below its -0.58, less sure than any
+# judged translation; 农夫的女儿悄悄地将被授为冬天的蜜蜂飞来。 in sixteen pieces, seventeen rows; stage 9: -0.95,
+# 农夫的女儿悄悄地跟着冬天来。, "the farmer's daughter quietly follows the winter"): under the threshold chosen for
+# 95 % precision on the judged validation translations (issue 59) "The old man gave the boy a small red ball."
+# (-0.53, "red" dropped) no longer carries a note.
 UNSURE_TEN_WORDS = "The farmer's daughter quietly stitched a quilt for the winter."
 # The unsure note's verdict, Probably or Possibly, in either interface language (words/words.toml, unsure_probably,
 # unsure_possibly, and unsure, unsure_short)
