@@ -163,6 +163,7 @@ def load_splits(
     added_ml_repeat: int = 0,
     two_name_copies: int = 0,
     core_word_repeat: int = 0,
+    unlisted_name_sentences: int = 0,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
@@ -180,6 +181,8 @@ def load_splits(
     seen per epoch (0: left out). added_ml_repeat: tatoeba-extra-ml-en-zh's (and -zh-en's) files added on
     2026-12-05, how many times each an epoch (_ml_en_zh_splits). two_name_copies: copies of each everyday en-zh
     training pair with two names, or a name and a city, all of them replaced (copies_with_other_names).
+    unlisted_name_sentences: that many such pairs for each of UNLISTED_NAMES_TRAINED, one given name replaced by it
+    (sentences_for_unlisted_names).
     core_word_repeat: tatoeba-extra-ml-en-de's machine-learning pairs with a German lesson word, extra times;
     tatoeba-extra-ml-zh-en's pairs with a seed or lesson word in Chinese and its rendering in English
     (CORE_CHINESE_WORDS)."""
@@ -202,6 +205,7 @@ def load_splits(
             language_copies,
             added_ml_repeat,
             two_name_copies=two_name_copies,
+            unlisted_name_sentences=unlisted_name_sentences,
         )
     if corpus == "tatoeba-extra-ml-zh-en":
         en_zh = load_splits(
@@ -216,6 +220,7 @@ def load_splits(
             language_copies=language_copies,
             added_ml_repeat=added_ml_repeat,
             two_name_copies=two_name_copies,
+            unlisted_name_sentences=unlisted_name_sentences,
         )
         zh_en = reversed_splits(en_zh, protected_chinese())
         zh_en = read_back_as_one_name(zh_en, english_name_for(en_zh.names, everyday_english_names(data_dir)))
@@ -750,13 +755,20 @@ def name_template(en: str, found: list[tuple[str, str]]) -> str:
 
 
 def _with_other_names(
-    en: str, zh: str, found: list[tuple[str, str]], names: dict[str, str], places: dict[str, str], rng: random.Random
+    en: str,
+    zh: str,
+    found: list[tuple[str, str]],
+    names: dict[str, str],
+    places: dict[str, str],
+    rng: random.Random,
+    given_pool: dict[str, str] | None = None,
 ) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-    """The pair with each found name replaced by another given name and each city by another city (none already in
-    the sentence, no Chinese inside another's) -> (English, Chinese, the new names in order as (English, Chinese))."""
+    """The pair with each found name replaced by another given name (of given_pool, if given, else of `names`) and
+    each city by another city (none already in the sentence, no Chinese inside another's) -> (English, Chinese, the
+    new names in order as (English, Chinese))."""
     chosen: list[tuple[str, str]] = []
     for word, _ in found:
-        pool = places if word in places and word not in names else names
+        pool = places if word in places and word not in names else given_pool or names
         choices = sorted(pool)
         while True:
             other = rng.choice(choices)
@@ -798,10 +810,14 @@ def names_held_out(
     places: dict[str, str],
     sizes: dict[str, int] = NAMES_HELD_OUT,
     seed: int = 57,
+    given_pool: dict[str, str] | None = None,
 ) -> tuple[dict[str, list[Example]], set[str]]:
     """({split: examples}, the held-out templates): pairs with two names, or a name and a city, on both sides,
     one per template, drawn in a seeded order into the splits of `sizes` (fewer if there are not enough, halved
-    between them), each written with other names (Example.keep: each new name in English and Chinese)."""
+    between them), each written with other names (Example.keep: each new name in English and Chinese): given
+    names of given_pool where it is given (UNLISTED_NAMES), else of `names`. The templates and their order depend
+    on the pairs, the dictionaries, the seed and the sizes' total only, so two calls that differ in given_pool
+    hold out the same templates."""
     by_template: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
     for en, zh in pairs:
         found = names_found(en, zh, names, places)
@@ -818,10 +834,78 @@ def names_held_out(
         examples = []
         for template in templates[start : start + count]:
             en, zh, found = by_template[template]
-            new_en, new_zh, keep = _with_other_names(en, zh, found, names, places, rng)
+            new_en, new_zh, keep = _with_other_names(en, zh, found, names, places, rng, given_pool)
             examples.append(Example(new_en, [new_zh], keep))
         splits[split], start = examples, start + count
     return splits, set(templates[:total])
+
+
+# The names sets above draw on CC-CEDICT's given names, which the dictionary word pairs and the name-substituted
+# copies teach; a class also types names no list of names holds ("Emma and Lisa live in Munich.", "My friend Laura
+# works in Hamburg."), which the model meets only in the few everyday pairs that use them. These given names stand
+# in the everyday sentence pairs, each with one Chinese writing in (nearly) all of them, and in no list of names
+# (CC-CEDICT, CLDR): the names_unlisted sets write the same held-out templates with them. Chosen by hand from the
+# names the everyday pairs write one way (tests/model/test_data_and_scoring.py counts them); not Jessie (杰西 is
+# CC-CEDICT's Jesse).
+UNLISTED_NAMES = {
+    "Amy": "艾美",
+    "Anita": "阿妮塔",
+    "Betty": "贝蒂",
+    "Bruno": "布鲁诺",
+    "Carol": "卡罗",
+    "Chris": "克里斯",
+    "Dick": "迪克",
+    "Ellen": "艾伦",
+    "Helen": "海伦",
+    "Jill": "吉儿",
+    "Jim": "吉姆",
+    "Jimmy": "吉米",
+    "Jonas": "乔纳斯",
+    "Joy": "乔伊",
+    "Judy": "朱迪",
+    "Laura": "劳拉",
+    "Layla": "蕾拉",
+    "Lisa": "丽萨",
+    "Meg": "梅格",
+    "Nancy": "南希",
+    "Roger": "罗杰",
+    "Sam": "山姆",
+    "Tony": "托尼",
+    "Ziri": "齐里",
+}
+NAMES_UNLISTED_HELD_OUT = {"names_unlisted_valid": 100, "names_unlisted_test": 100}
+# The remedy's names: every other one of UNLISTED_NAMES (in sorted order) gets sentences of its own
+# (sentences_for_unlisted_names); the others stay out of them, so the names_unlisted sets, scored apart for the two
+# halves, say both what the sentences teach their own names and what they teach about names beyond them.
+UNLISTED_NAMES_TRAINED = {name: UNLISTED_NAMES[name] for name in sorted(UNLISTED_NAMES)[::2]}
+
+
+def sentences_for_unlisted_names(
+    pairs: list[tuple[str, str]],
+    new_names: dict[str, str],
+    names: dict[str, str],
+    places: dict[str, str],
+    per_name: int,
+    seed: int = 24,
+) -> list[tuple[str, str]]:
+    """per_name sentences for each of new_names (English -> Chinese): everyday pairs with two given names, or a
+    name and a city (of the dictionaries `names` and `places`), drawn at random, with one of their given names
+    replaced by the new one on both sides. A name the data holds in two to twenty pairs (Lisa 丽萨 in two) is then
+    met beside another name, where the model drops it (names_unlisted_valid: 30 % of the sentences keep every name)."""
+    holding = []
+    for en, zh in pairs:
+        found = names_found(en, zh, names, places)
+        if two_names_or_a_name_and_a_city(found, names):
+            holding.append((en, zh, [(word, chinese) for word, chinese in found if word in names]))
+    rng = random.Random(seed)
+    out = []
+    for name in sorted(new_names):
+        chinese = new_names[name]
+        usable = [h for h in holding if not re.search(rf"\b{name}\b", h[0]) and chinese not in h[1]]
+        for en, zh, given in rng.sample(usable, min(per_name, len(usable))):
+            old, old_chinese = rng.choice(given)
+            out.append((re.sub(rf"\b{re.escape(old)}\b", name, en), zh.replace(old_chinese, chinese)))
+    return out
 
 
 def held_out_by_template(
@@ -842,6 +926,7 @@ def _ml_en_zh_splits(
     language_copies: int = 0,
     added_ml_repeat: int = 0,
     two_name_copies: int = 0,
+    unlisted_name_sentences: int = 0,
 ) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
@@ -858,6 +943,12 @@ def _ml_en_zh_splits(
     given, all_cities = read_names(extra / "cedict-names.tsv"), read_names(extra / "cedict-places.tsv")
     # names_valid, names_test: their templates leave training, every copy with other names included
     names_sets, name_templates = names_held_out(training_pairs(everyday.train), given, all_cities)
+    # names_unlisted_valid, names_unlisted_test: the same templates with names no list holds (UNLISTED_NAMES)
+    names_sets.update(
+        names_held_out(
+            training_pairs(everyday.train), given, all_cities, NAMES_UNLISTED_HELD_OUT, given_pool=UNLISTED_NAMES
+        )[0]
+    )
     ml = split_ml_pages(data_dir)
     added = split_ml_pages(data_dir, ML_ADDED_FILES, ML_ADDED_HELD_OUT_PAIRS)
     domains = {name: group_by_source(pairs) for name, pairs in {**ml, **added}.items() if name != "train"}
@@ -887,10 +978,21 @@ def _ml_en_zh_splits(
         )
     )
     copies = []
-    copying = apposed_name_copies or language_copies or city_copies or sentences_per_city or two_name_copies
+    copying = (
+        apposed_name_copies
+        or language_copies
+        or city_copies
+        or sentences_per_city
+        or two_name_copies
+        or unlisted_name_sentences
+    )
     everyday_pairs = training_pairs(everyday_train) if copying else []
     if two_name_copies:  # "Tom and Mary ..." -> "Olivia and Jack ..." (the names sets' remedy)
         copies += copies_with_other_names(everyday_pairs, given, all_cities, two_name_copies)
+    if unlisted_name_sentences:  # "Tom and Mary ..." -> "Lisa and Mary ..." for half of UNLISTED_NAMES
+        copies += sentences_for_unlisted_names(
+            everyday_pairs, UNLISTED_NAMES_TRAINED, given, all_cities, unlisted_name_sentences
+        )
     if apposed_name_copies:  # "my friend" -> "my friend Jack" (apposed_names)
         copies += apposed_names(everyday_pairs, given, apposed_name_copies)
     if language_copies:  # "English into Japanese" -> "French into Chinese" (substitute_languages)

@@ -131,6 +131,7 @@ def load_training_data(args: argparse.Namespace):
         apposed_name_copies=args.apposed_names,
         language_copies=args.language_copies,
         two_name_copies=args.two_name_copies,
+        unlisted_name_sentences=args.unlisted_name_sentences,
         core_word_repeat=args.core_word_repeat,
     )
     pairs = training_pairs(splits.train)

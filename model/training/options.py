@@ -58,6 +58,14 @@ def _data_options(p: argparse.ArgumentParser) -> None:
         "names_valid and names_test measure it)",
     )
     g.add_argument(
+        "--unlisted-name-sentences",
+        type=int,
+        default=0,
+        help="tatoeba-extra-ml-en-zh and -zh-en: this many everyday pairs with two names, or a name and a city, for "
+        "each of half the given names no list holds (model.data.UNLISTED_NAMES_TRAINED: Lisa 丽萨), one given name "
+        "replaced by it (the names_unlisted sets measure it, the other half apart)",
+    )
+    g.add_argument(
         "--core-word-repeat",
         type=int,
         default=0,

@@ -365,6 +365,30 @@ def test_names_held_out_by_template_with_other_names():
     assert names_kept(["Anna and Peter are friends.", "Annabel and Peter are friends."], [reversed_example] * 2) == 0.5
 
 
+def test_each_unlisted_name_gets_its_sentences_beside_another_name():
+    """The remedy for names no list holds (Lisa 丽萨): for each, per_name everyday pairs with two names, or a name
+    and a city, with one given name replaced by it on both sides; the other name or the city stays."""
+    from model.data import sentences_for_unlisted_names
+
+    names = {"Tom": "汤姆", "Mary": "玛丽", "Jack": "杰克"}
+    cities = {"Boston": "波士顿", "Munich": "慕尼黑"}
+    pairs = [
+        ("Tom and Mary are friends.", "汤姆和玛丽是朋友。"),
+        ("Tom lives in Boston.", "汤姆住在波士顿。"),
+        ("Jack met Mary in Munich.", "杰克在慕尼黑遇见了玛丽。"),
+        ("Tom is here.", "汤姆在这里。"),  # one name: not used
+    ]
+    new = {"Lisa": "丽萨", "Laura": "劳拉"}
+    sentences = sentences_for_unlisted_names(pairs, new, names, cities, per_name=2)
+    assert len(sentences) == 4
+    for name, chinese in new.items():
+        mine = [(en, zh) for en, zh in sentences if name in en]
+        assert len(mine) == 2 and all(chinese in zh for _, zh in mine)
+        for en, zh in mine:  # one given name replaced, whatever else the sentence named still there, both sides
+            kept = [(w, c) for w, c in {**names, **cities}.items() if w in en]
+            assert len(kept) >= 1 and all(c in zh for _, c in kept) and "在这里" not in zh, (en, zh)
+
+
 def test_the_german_lesson_words_are_found_in_compounds_and_not_in_other_words():
     """Issue 57: CORE_GERMAN_WORDS marks the machine-learning pairs that --core-word-repeat shows more often."""
     from model.data import CORE_GERMAN_WORDS

@@ -13,6 +13,7 @@ from model.checkpoint import load_checkpoint
 from model.data import (
     DEFAULT_DATA_DIR,
     MUST_TRANSLATE_CHINESE,
+    UNLISTED_NAMES,
     corpus_available,
     load_splits,
     normalise_english,
@@ -360,3 +361,29 @@ def test_the_names_sets_are_held_out_by_template_and_ask_for_other_names():
     assert trained & held == set()
     # Tom and Mary are most of the originals; the held-out sentences ask for many other names
     assert len({en for e in valid + test for en, _ in e.keep}) > 150
+    # names_unlisted: the same templates, written with given names no list of names holds (Lisa 丽萨, Laura 劳拉)
+    unlisted = splits.domains["names_unlisted_valid"] + splits.domains["names_unlisted_test"]
+    given_and_unlisted = {**given, **UNLISTED_NAMES}
+    assert {
+        name_template(e.source, names_found(e.source, e.references[0], given_and_unlisted, cities)) for e in unlisted
+    } == held
+    assert all(any(en in UNLISTED_NAMES for en, _ in e.keep) for e in unlisted)
+
+
+def test_the_unlisted_names_are_written_one_way_in_the_everyday_pairs_and_in_no_list_of_names():
+    """The names_unlisted sets ask for names the model meets only in everyday pairs: each of UNLISTED_NAMES stands in
+    two or more of them, its Chinese in at least half of those (Lisa: 丽萨 twice, the Mona Lisa twice), and in
+    neither CC-CEDICT's nor CLDR's names."""
+    if not corpus_available("tatoeba-extra-en-zh"):
+        pytest.skip("shared corpora not beside the repo")
+    from model.data import EXTRA_SENTENCE_FILES, read_pairs
+
+    extra = DEFAULT_DATA_DIR / "en-zh-extra"
+    pairs = read_pairs(DEFAULT_DATA_DIR / "tatoeba-en-zh" / "cmn-eng.tsv")
+    for name in EXTRA_SENTENCE_FILES:
+        pairs += read_pairs(extra / name)
+    listed = read_pairs(extra / "cedict-names.tsv") + read_pairs(extra / "cldr-names.tsv")
+    for en, zh in UNLISTED_NAMES.items():
+        with_name = [chinese for english, chinese in pairs if re.search(rf"\b{en}\b", english)]
+        assert len(with_name) >= 2 and 2 * sum(zh in c for c in with_name) >= len(with_name), en
+        assert not any(en == e or zh == z for e, z in listed), en
