@@ -266,10 +266,12 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
     ):
         page.locator("[data-testid='stSelectbox']").filter(has_text="Minimal pairs").click()
         page.get_by_role("option", name=pair).click()
+        # the rerun the choice starts may begin after wait_until_idle's first look (the CI once read the first
+        # pair's sentence on a loaded machine): wait for the sentence itself, then for the run to end
+        box = page.get_by_label("Second sentence (to compare)", exact=True).and_(page.locator("input"))
+        expect(box).to_have_value(second, timeout=60_000)
         wait_until_idle(page)
         assert page.locator("[role='tab'][aria-selected='true']").last.inner_text().strip() == "Two sentences"
-        box = page.get_by_label("Second sentence (to compare)", exact=True).and_(page.locator("input"))
-        assert box.input_value() == second
         panel = page.locator("[role='tabpanel']:visible")
         panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
         assert panel.locator(".js-plotly-plot").count() >= 3  # both maps and the heads' differences
