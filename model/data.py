@@ -164,6 +164,7 @@ def load_splits(
     two_name_copies: int = 0,
     core_word_repeat: int = 0,
     unlisted_name_sentences: int = 0,
+    all_unlisted_names: bool = False,
 ) -> Splits:
     """name_copies: the name-substituted copies of each en-zh training pair with a name (tatoeba-extra-en-zh and
     tatoeba-extra-ml-en-zh; default NAME_COPIES). ml_repeat: how many times each machine-learning training pair
@@ -181,8 +182,8 @@ def load_splits(
     seen per epoch (0: left out). added_ml_repeat: tatoeba-extra-ml-en-zh's (and -zh-en's) files added on
     2026-12-05, how many times each an epoch (_ml_en_zh_splits). two_name_copies: copies of each everyday en-zh
     training pair with two names, or a name and a city, all of them replaced (copies_with_other_names).
-    unlisted_name_sentences: that many such pairs for each of UNLISTED_NAMES_TRAINED, one given name replaced by it
-    (sentences_for_unlisted_names).
+    unlisted_name_sentences: that many such pairs for each of UNLISTED_NAMES_TRAINED (all_unlisted_names: of
+    UNLISTED_NAMES), one given name replaced by it (sentences_for_unlisted_names).
     core_word_repeat: tatoeba-extra-ml-en-de's machine-learning pairs with a German lesson word, extra times;
     tatoeba-extra-ml-zh-en's pairs with a seed or lesson word in Chinese and its rendering in English
     (CORE_CHINESE_WORDS)."""
@@ -206,6 +207,7 @@ def load_splits(
             added_ml_repeat,
             two_name_copies=two_name_copies,
             unlisted_name_sentences=unlisted_name_sentences,
+            all_unlisted_names=all_unlisted_names,
         )
     if corpus == "tatoeba-extra-ml-zh-en":
         en_zh = load_splits(
@@ -221,6 +223,7 @@ def load_splits(
             added_ml_repeat=added_ml_repeat,
             two_name_copies=two_name_copies,
             unlisted_name_sentences=unlisted_name_sentences,
+            all_unlisted_names=all_unlisted_names,
         )
         zh_en = reversed_splits(en_zh, protected_chinese())
         zh_en = read_back_as_one_name(zh_en, english_name_for(en_zh.names, everyday_english_names(data_dir)))
@@ -877,6 +880,9 @@ NAMES_UNLISTED_HELD_OUT = {"names_unlisted_valid": 100, "names_unlisted_test": 1
 # The remedy's names: every other one of UNLISTED_NAMES (in sorted order) gets sentences of its own
 # (sentences_for_unlisted_names); the others stay out of them, so the names_unlisted sets, scored apart for the two
 # halves, say both what the sentences teach their own names and what they teach about names beyond them.
+# Measured (stage 10 continued two epochs, 30 sentences a name): the sentences' own names kept in 82 and 80 % of the
+# sets' sentences that hold only them (32 and 50 % before), the other half's in 28 and 27 % (29 and 30 %): the model
+# learns a name from sentences with it, nothing about names beyond; a checkpoint to ship trains on all of them.
 UNLISTED_NAMES_TRAINED = {name: UNLISTED_NAMES[name] for name in sorted(UNLISTED_NAMES)[::2]}
 
 
@@ -927,6 +933,7 @@ def _ml_en_zh_splits(
     added_ml_repeat: int = 0,
     two_name_copies: int = 0,
     unlisted_name_sentences: int = 0,
+    all_unlisted_names: bool = False,
 ) -> Splits:
     """tatoeba-extra-en-zh's splits (the same everyday validation and test) plus machine-learning text: its
     training pages' sentence pairs (each seen ml_repeat times an epoch), its held-out pages as the ml_valid and
@@ -989,10 +996,9 @@ def _ml_en_zh_splits(
     everyday_pairs = training_pairs(everyday_train) if copying else []
     if two_name_copies:  # "Tom and Mary ..." -> "Olivia and Jack ..." (the names sets' remedy)
         copies += copies_with_other_names(everyday_pairs, given, all_cities, two_name_copies)
-    if unlisted_name_sentences:  # "Tom and Mary ..." -> "Lisa and Mary ..." for half of UNLISTED_NAMES
-        copies += sentences_for_unlisted_names(
-            everyday_pairs, UNLISTED_NAMES_TRAINED, given, all_cities, unlisted_name_sentences
-        )
+    if unlisted_name_sentences:  # "Tom and Mary ..." -> "Layla and Mary ..." for half of UNLISTED_NAMES, or all
+        unlisted = UNLISTED_NAMES if all_unlisted_names else UNLISTED_NAMES_TRAINED
+        copies += sentences_for_unlisted_names(everyday_pairs, unlisted, given, all_cities, unlisted_name_sentences)
     if apposed_name_copies:  # "my friend" -> "my friend Jack" (apposed_names)
         copies += apposed_names(everyday_pairs, given, apposed_name_copies)
     if language_copies:  # "English into Japanese" -> "French into Chinese" (substitute_languages)

@@ -132,6 +132,7 @@ def load_training_data(args: argparse.Namespace):
         language_copies=args.language_copies,
         two_name_copies=args.two_name_copies,
         unlisted_name_sentences=args.unlisted_name_sentences,
+        all_unlisted_names=args.all_unlisted_names,
         core_word_repeat=args.core_word_repeat,
     )
     pairs = training_pairs(splits.train)

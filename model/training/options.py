@@ -62,8 +62,14 @@ def _data_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         help="tatoeba-extra-ml-en-zh and -zh-en: this many everyday pairs with two names, or a name and a city, for "
-        "each of half the given names no list holds (model.data.UNLISTED_NAMES_TRAINED: Lisa 丽萨), one given name "
+        "each of half the given names no list holds (model.data.UNLISTED_NAMES_TRAINED: Layla 蕾拉), one given name "
         "replaced by it (the names_unlisted sets measure it, the other half apart)",
+    )
+    g.add_argument(
+        "--all-unlisted-names",
+        action="store_true",
+        help="with --unlisted-name-sentences: sentences for every name of model.data.UNLISTED_NAMES (Lisa 丽萨, Laura "
+        "劳拉), not half: the half left out learnt nothing from the others' sentences",
     )
     g.add_argument(
         "--core-word-repeat",
