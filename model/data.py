@@ -848,7 +848,7 @@ def names_held_out(
 # works in Hamburg."), which the model meets only in the few everyday pairs that use them. These given names stand
 # in the everyday sentence pairs, each with one Chinese writing in (nearly) all of them, and in no list of names
 # (CC-CEDICT, CLDR): the names_unlisted sets write the same held-out templates with them. Chosen by hand from the
-# names the everyday pairs write one way (tests/model/test_data_and_scoring.py counts them); not Jessie (杰西 is
+# names the everyday pairs write one way (tests/model/test_must_translate.py counts them); not Jessie (杰西 is
 # CC-CEDICT's Jesse).
 UNLISTED_NAMES = {
     "Amy": "艾美",
