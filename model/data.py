@@ -792,6 +792,15 @@ def two_names_or_a_name_and_a_city(found: list[tuple[str, str]], names: dict[str
     return given >= 2 or (given >= 1 and len(found) > given)
 
 
+def pairs_with_two_names(
+    pairs: list[tuple[str, str]], names: dict[str, str], places: dict[str, str]
+) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(English, Chinese, names_found) of each pair with two given names, or a name and a city, on both sides: the
+    sentences the names sets are made of and the names remedies copy."""
+    found = [(en, zh, names_found(en, zh, names, places)) for en, zh in pairs]
+    return [(en, zh, f) for en, zh, f in found if two_names_or_a_name_and_a_city(f, names)]
+
+
 def copies_with_other_names(
     pairs: list[tuple[str, str]], names: dict[str, str], places: dict[str, str], copies: int, seed: int = 58
 ) -> list[tuple[str, str]]:
@@ -800,10 +809,8 @@ def copies_with_other_names(
     such sentences, nearly all of them Tom and Mary)."""
     rng = random.Random(seed)
     out = []
-    for en, zh in pairs:
-        found = names_found(en, zh, names, places)
-        if two_names_or_a_name_and_a_city(found, names):
-            out += [_with_other_names(en, zh, found, names, places, rng)[:2] for _ in range(copies)]
+    for en, zh, found in pairs_with_two_names(pairs, names, places):
+        out += [_with_other_names(en, zh, found, names, places, rng)[:2] for _ in range(copies)]
     return out
 
 
@@ -822,10 +829,8 @@ def names_held_out(
     on the pairs, the dictionaries, the seed and the sizes' total only, so two calls that differ in given_pool
     hold out the same templates."""
     by_template: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
-    for en, zh in pairs:
-        found = names_found(en, zh, names, places)
-        if two_names_or_a_name_and_a_city(found, names):
-            by_template.setdefault(name_template(en, found), (en, zh, found))
+    for en, zh, found in pairs_with_two_names(pairs, names, places):
+        by_template.setdefault(name_template(en, found), (en, zh, found))
     templates = sorted(by_template)
     rng = random.Random(seed)
     rng.shuffle(templates)
@@ -898,11 +903,10 @@ def sentences_for_unlisted_names(
     name and a city (of the dictionaries `names` and `places`), drawn at random, with one of their given names
     replaced by the new one on both sides. A name the data holds in two to twenty pairs (Lisa 丽萨 in two) is then
     met beside another name, where the model drops it (names_unlisted_valid: 30 % of the sentences keep every name)."""
-    holding = []
-    for en, zh in pairs:
-        found = names_found(en, zh, names, places)
-        if two_names_or_a_name_and_a_city(found, names):
-            holding.append((en, zh, [(word, chinese) for word, chinese in found if word in names]))
+    holding = [
+        (en, zh, [(word, chinese) for word, chinese in found if word in names])
+        for en, zh, found in pairs_with_two_names(pairs, names, places)
+    ]
     rng = random.Random(seed)
     out = []
     for name in sorted(new_names):
@@ -949,12 +953,11 @@ def _ml_en_zh_splits(
     # read_names: the one-word English names and places with a Chinese name of two or more characters
     given, all_cities = read_names(extra / "cedict-names.tsv"), read_names(extra / "cedict-places.tsv")
     # names_valid, names_test: their templates leave training, every copy with other names included
-    names_sets, name_templates = names_held_out(training_pairs(everyday.train), given, all_cities)
+    everyday_all = training_pairs(everyday.train)
+    names_sets, name_templates = names_held_out(everyday_all, given, all_cities)
     # names_unlisted_valid, names_unlisted_test: the same templates with names no list holds (UNLISTED_NAMES)
     names_sets.update(
-        names_held_out(
-            training_pairs(everyday.train), given, all_cities, NAMES_UNLISTED_HELD_OUT, given_pool=UNLISTED_NAMES
-        )[0]
+        names_held_out(everyday_all, given, all_cities, NAMES_UNLISTED_HELD_OUT, given_pool=UNLISTED_NAMES)[0]
     )
     ml = split_ml_pages(data_dir)
     added = split_ml_pages(data_dir, ML_ADDED_FILES, ML_ADDED_HELD_OUT_PAIRS)
@@ -978,7 +981,7 @@ def _ml_en_zh_splits(
     # Everyday training pairs whose English is a held-out sentence leave too, as do the held-out names' templates.
     everyday_train = group_by_source(
         held_out_by_template(
-            [(en, zh) for en, zh in training_pairs(everyday.train) if normalise_english(en) not in held_out],
+            [(en, zh) for en, zh in everyday_all if normalise_english(en) not in held_out],
             name_templates,
             given,
             all_cities,
