@@ -109,28 +109,26 @@ def test_en_zh_greedy_translation_has_the_words_in_order(en_zh, row):
 # leaves this table. Retrained with a joint vocabulary and continued with the German city names the training pairs
 # show (issue 33), it copies the names it was trained on and writes Beijing as Peking; Lisa, a name the German data
 # holds only as "Mona Lisa", comes out "Lissa" (model card, gaps). Continued on the machine-learning data (issue
-# 57): 27 of the 42 lesson rows right by their words (19 before); a German reader judged 22 of them right (the
-# rows are stricter where German allows another word or order, and looser on case and register: the model card).
+# 57): 28 of the 42 lesson rows right by their words (stage 4: 19), the seeds' "The cat chases the dog." in the
+# accusative since stage 6; a German reader judged 22 of them right (the rows are stricter where German allows
+# another word or order, and looser on case and register: the model card).
 EN_DE_STILL_WRONG = {
-    "The cat chases the dog.": "Die Katze jagt dem Hund.",
-    "Every layer has eight attention heads.": "Jeder Schicht hat acht Aufmerksamkeit.",
-    "The model has two stacks of layers.": "Das Modell hat zwei Stapel Schoter.",
-    "The attention weights add up to one.": "Die Aufmerksamkeits Gewichte haben eine hinzufügen.",
+    "Every layer has eight attention heads.": "Jeder Schicht hat acht Aufmerksamkeits.",
+    "The model has two stacks of layers.": "Das Modell hat zwei Stackel von Schotern.",
+    "The attention weights add up to one.": "Die Aufmerksamkeits Gewichte ergänzen sich einer.",
     "The output layer chooses the next word.": "Die Ausgabe legt das nächste Wort aus.",
-    "A neural network has many layers.": "Ein neuronale Netzwerk hat viele Schichten.",
-    "The vocabulary has eight thousand words.": "Das Wort hat achttausend Worte.",
-    "The softmax turns the scores into probabilities.": "Die Aftmax schließt die Punkte in die Probabilität.",
+    "The vocabulary has eight thousand words.": "Das Vokabular hat achttausend Worte.",
+    "The softmax turns the scores into probabilities.": "Die Softmax dreht die Punkte in die Probilities.",
     "The decoder cannot see future words.": "Der Decoder kann Futures nicht sehen.",
     "Training takes a long time.": "Eine lange Zeit braucht man lange.",
-    "The loss gets smaller during training.": "Der Verlust wird während des Trainings kleiner.",
     "Machine learning needs a lot of data.": "Machine Learning braucht viele Daten.",
-    "Artificial intelligence helps many people.": "Die meisten Intelligenz hilft vielen Menschen.",
+    "Artificial intelligence helps many people.": "ifische Intelligenz hilft vielen Leuten.",
+    "Attention helps the model translate.": "Achtung hilft dem Modell übersetzt.",
     "Max works in Munich.": "Max arbeitet in Maskat.",
     "Sophie visited her aunt in Cologne.": "Sophie besuchte ihre Tante in Cologne.",
     "Jerry is waiting for Tom in Paris.": "Jerry wartet in Paris.",
     "My friend Anna lives in Tokyo.": "Mein Freund in Tokio lebt Anna.",
     "Lisa is studying in Berlin.": "Lissa studiert in Berlin.",
-    "Lisa and Jerry play tennis in Boston.": "Lissa und Jerry spielen in Boston Tennis.",
 }
 
 

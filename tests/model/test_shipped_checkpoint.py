@@ -43,8 +43,9 @@ EXPECTED = {
         "Two dogs are running through the snow.": "Zwei Hunde laufen durch den Schnee.",
         "Children are playing soccer in the park.": "Kinder spielen Fußball im Park.",
         "A child is watching the man who is playing the drums.": "Ein Kind beobachtet den Mann, der Schlagzeug spielt.",
+        # stage 6 of issue 57 drops the article (stage 5: "…, der eine Zeitung liest."), as German may
         "A woman is sitting next to a man who is reading a newspaper.": (
-            "Eine Frau sitzt neben einem Mann, der eine Zeitung liest."
+            "Eine Frau sitzt neben einem Mann, der Zeitung liest."
         ),
         # everyday sentences, which the caption-only checkpoint turned into "Ichchch ein Student." and the like
         "I am a student.": "Ich bin Student.",
@@ -56,9 +57,11 @@ EXPECTED = {
         # Je.", "Tom wohnt in der richtig." and "Ein Frager ist eine Entschaft und ein Rechter." (issue 33)
         "Tom chases Jerry.": "Tom jagt Jerry.",
         "Tom lives in Berlin.": "Tom wohnt in Berlin.",
-        # pinned as it is, flaws included: continued on the machine-learning data (issue 57), the model says "It is
-        # a waste of time" here (before: "Eine neue Sprache zu lernen braucht Zeit."; the model card)
-        "Learning a new language takes time.": "Es ist Zeitverschwendung.",
+        # stage 5 of issue 57 said "It is a waste of time" here ("Es ist Zeitverschwendung."); stage 6 is right again,
+        # with a comma German would not write
+        "Learning a new language takes time.": "Eine neue Sprache zu lernen, braucht Zeit.",
+        # the seeds' sentence in the accusative (stage 5 and before: "Die Katze jagt dem Hund.", the dative)
+        "The cat chases the dog.": "Die Katze jagt den Hund.",
         "Each head learns a different pattern.": "Jeder Kopf lernt ein anderes Muster.",
         # Beijing as Tatoeba's German writes it (stage 4 of issue 33; stage 3 copied "Beijing"); the lesson's own
         # sentence, which lost its verb and "encoder" before issue 57 ("Ein Transformer-Ausser und ein Decoder.")
@@ -84,23 +87,23 @@ LANGUAGES = {
     "en-de": ("en", "de", "tatoeba-extra-ml-en-de"),
     "zh-en": ("zh", "en", "tatoeba-extra-ml-zh-en"),
 }
-# Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint
-# shipped (sacrebleu 2.6): en-zh 39.60 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints'
-# 39.12, 39.70, 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.73 on Multi30k test2016 (13a,
-# lowercased; 40.00 before issue 57's continuation, 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint
-# before that retraining), zh-en 41.72 on en-zh's Tatoeba test read the other way (13a, cased; 38.58 before
-# issue 58's stage 2). The floors leave room for numeric noise.
+# Greedy BLEU on the first 300 test sentences of each model's benchmark corpus, measured when the checkpoint shipped
+# (sacrebleu 2.6): en-zh 39.60 on Tatoeba (tok:zh, cased; the same split as the earlier checkpoints' 39.12, 39.70,
+# 38.77, 38.82, 38.68, 38.00, 38.97, 36.58 and 35.47), en-de 40.49 on Multi30k test2016 (13a, lowercased; stage 5 of
+# issue 57 40.73, 40.00 before issue 57's continuation, 40.31 for stage 3 of issue 33 and 38.0 for the checkpoint before
+# that retraining), zh-en 41.72 on en-zh's Tatoeba test read the other way (13a, cased; 38.58 before issue 58's stage
+# 2). The floors leave room for numeric noise.
 BLEU_FLOOR = {
     "en-zh": ("tatoeba-en-zh", 38.0, False),
     "en-de": ("multi30k-en-de", 38.5, True),
     "zh-en": ("tatoeba-extra-ml-zh-en", 40.5, False),
 }
-# Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 47.72 /
-# chrF 40.31 (tok:zh; the earlier checkpoints 46.50 / 38.80, 47.38 / 39.83, 44.57 / 37.14, 43.70 / 37.10,
-# 44.50 / 37.62, 43.28 / 36.36, 44.21 / 36.98, 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 57.56 / chrF 76.36
-# (13a, cased; 55.38 / 74.47 before issue 57's continuation; stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05
-# before that retraining), zh-en (the Chinese references read as sources) BLEU 45.48 / chrF 65.68 (13a, cased;
-# 46.36 / 65.37 before issue 58's stage 2, not different by paired bootstrap: p 0.18 and 0.29).
+# Our everyday set (tests/data/everyday.tsv, 131 sentences), greedy, measured at shipping: en-zh BLEU 47.72 / chrF 40.31
+# (tok:zh; the earlier checkpoints 46.50 / 38.80, 47.38 / 39.83, 44.57 / 37.14, 43.70 / 37.10, 44.50 / 37.62, 43.28 /
+# 36.36, 44.21 / 36.98, 41.57 / 34.55 and 36.37 / 31.11), en-de BLEU 57.64 / chrF 75.95 (13a, cased; stage 5 57.56 /
+# 76.36, 55.38 / 74.47 before issue 57's continuation; stage 3 of issue 33 56.81 / 75.02; 37.54 / 61.05 before that
+# retraining), zh-en (the Chinese references read as sources) BLEU 45.48 / chrF 65.68 (13a, cased; 46.36 / 65.37 before
+# issue 58's stage 2, not different by paired bootstrap: p 0.18 and 0.29).
 EVERYDAY_FLOOR = {"en-zh": (45.5, 38.0), "en-de": (56.0, 74.5), "zh-en": (45.0, 64.0)}
 
 
@@ -172,7 +175,7 @@ def most_attended(name: str, sentence: str):
 
 
 def test_cross_attention_crosses_where_german_puts_the_verb_last():
-    """docs/guide.md's example: in "…einem Mann, der eine Zeitung liest." the step writing "Zeitung" attends to
+    """docs/guide.md's example: in "…einem Mann, der Zeitung liest." the step writing "Zeitung" attends to
     "newspaper" and the next one, writing "liest", back to "reading" (layers 4-6, mean over heads)."""
     reads = most_attended("en-de", "A woman is sitting next to a man who is reading a newspaper.")
     for layer in (3, 4, 5):
