@@ -111,10 +111,9 @@ def test_no_sentence_the_app_offers_that_is_translated_right_is_flagged(name):
 
 
 # Translations that hold their must-translate words but that a reader judges wrong: a note on them is no false alarm.
-READ_AS_WRONG = {
-    # "the animal street did not cross the road": 动物街上 is no phrase (en-zh stage 9)
-    "动物街上没有过马路，因为太累了。",
-}
+# (en-zh stages 9 and 10 wrote "the animal street did not cross the road", 动物街上没有过马路，因为太累了。: 动物街上 is
+# no phrase; stage 11 writes neither it nor another such translation of the app's rows.)
+READ_AS_WRONG: set[str] = set()
 
 
 def test_judgements_may_carry_the_judges_note_and_an_unjudged_row_is_refused(tmp_path):

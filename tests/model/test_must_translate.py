@@ -73,18 +73,22 @@ def en_zh():
 
 # What the shipped en-zh model still gets wrong (greedy), checked strictly: a fix makes these tests fail until
 # the row leaves this table (`python benchmarks/must_translate_report.py checkpoints/en-zh --table` prints it).
-# Continued on machine-learning text (issue 32, stage 9; issue 57's new files, stage 10): 46 of the 54 lesson rows
-# right, 24 of the 26 app rows.
+# Continued on machine-learning text (issue 32, stage 9; issue 57's new files, stage 10) and on names no list holds
+# (issue 57, stage 11): 46 of the 54 lesson rows right, 23 of the 26 app rows (stage 10: 24; its "too tired" row held
+# the words, but a reader read 动物街上 as no phrase).
 EN_ZH_STILL_WRONG = {
-    "The trophy didn't fit in the suitcase because it was too big.": "因为那个盒子里没有拟合，它太大。",
-    "The trophy didn't fit in the suitcase because it was too small.": "因为那个行李箱里没有适合它的手提箱。",
-    "The softmax function turns scores into probabilities.": "softmax函数将概率分为概率。",
-    "Cross-attention connects the decoder to the encoder.": "连接到解码器的表示。",
+    "The animal didn't cross the street because it was too tired.": "动物条路因为太累了。",
+    "The trophy didn't fit in the suitcase because it was too big.": "因为它的手提箱没有拟合它太大。",
+    "The trophy didn't fit in the suitcase because it was too small.": (
+        "因为那个手提箱里没有拟合它太小，所以它也没有适合这个手提箱。"
+    ),
+    "Cross-attention connects the decoder to the encoder.": "把连接连接到解码器的编码器。",
     "The model translates English into Chinese.": "模型翻译成英文。",
     "The matrix has eight rows and eight columns.": "矩阵矩阵有八行。",
     "The input sentence has five words.": "输入有五个单词。",
-    "Susan studies computer science in Boston.": "苏珊科学上学。",
-    "My friend Jack lives in Munich.": "我朋友住在慕尼黑。",
+    "Susan studies computer science in Boston.": "苏珊科学在波士顿。",
+    "My friend Jack lives in Munich.": "我的朋友住在慕尼黑。",
+    "Jerry is hiding from Tom.": "杰瑞在隐藏上。",
     "Please close the kitchen window.": "请关上窗户。",
 }
 

@@ -28,12 +28,10 @@ EXPECTED = {
         # the seeds' sentences, wrong in the first checkpoint ("汤姆一定会买手术。", "狗的猫喂车。")
         "Tom chases Jerry.": "汤姆追着杰瑞。",
         "The dog chases the cat.": "狗追着猫。",
-        # stage 8 adds 街上 ("on the street"; stage 7: 动物没有过马路，因为太累了。), the negation kept
-        "The animal didn't cross the street because it was too tired.": "动物街上没有过马路，因为太累了。",
         # stage 4 dropped 站 ("火车在哪里？", where is the train)
         "Where is the train station?": "火车站在哪里？",
         # everyday sentences
-        "I am a student.": "我是学生。",
+        "I am a student.": "我是个学生。",  # stage 11; stage 10: 我是学生。
         "He does not like coffee.": "他不喜欢咖啡。",
         "I bought a new computer yesterday.": "我昨天买了一台新电脑。",
         "Can you help me with my homework?": "你能帮我做作业吗？",
