@@ -130,3 +130,20 @@ def test_switched_off_heads_are_said_as_briefly_as_they_are():
         "Encoder self-attention · L2 (all 3 heads), Masked decoder self-attention · L1 H2"
     )
     assert switched_off(every_cross, layers, 3, "zh").endswith("全部 6 个头")
+
+
+def test_the_presentation_notes_stay_on_one_line_at_1024():
+    """In presentation mode a note above the map is one line (ui.common.NOTE_HEIGHT): the unsure note for a
+    translation below every judged one wrapped to a second line in Chinese (en-zh stage 11, "The farmer's daughter
+    …"), and the map ended 0.2 px below a 768 px screen. Measured in Chromium at 1024×768, presentation mode: the
+    wrapped Chinese note's first line held 108 columns (a wide character two), and an English note of 125 stayed on
+    one line; here with the widest numbers a note can hold."""
+    from viz.widths import display_width
+
+    fits = {"en": 125, "zh": 108}
+    numbers = dict(score="-10.25", threshold="-0.660", wrong=100, n=100)
+    for lang, limit in fits.items():
+        verdict = max((words.t(k, lang) for k in ("unsure_probably", "unsure_possibly")), key=display_width)
+        for key in ("unsure_short", "unsure_lowest_short", "unsure_forced_short"):
+            note = words.t(key, lang, verdict=verdict, **numbers).replace("**", "")
+            assert display_width(note) <= limit, (key, lang, display_width(note), note)
