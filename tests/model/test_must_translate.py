@@ -155,19 +155,18 @@ def zh_en():
 
 
 # What the shipped zh-en model gets wrong (greedy) by the rows' words, checked strictly as above. Read by a reader
-# of both languages, 38 of the 51 are right (the model card): the rows are stricter than the reader where English
-# allows another order or word ("the output from the encoder", "AI", "The food at this restaurant") and where the
+# of both languages, 39 of the 51 are right (stage 3; the model card): the rows are stricter than the reader where
+# English allows another order or word ("the output of the encoder", "AI", "The food at this restaurant") and where the
 # row asks for the seeds' verb ("ran after" for 追逐, as the training data renders it).
 ZH_EN_STILL_WRONG = {
     "汤姆追逐杰瑞。": "Tom ran after Jerry.",
     "杰瑞追逐汤姆。": "Jerry ran after Tom.",
-    "早上好。": "It's OK in the morning.",
-    "解码器一次生成一个词。": "The decoder generates a word.",
+    "早上好。": "It's fine in the morning.",
+    "解码器一次生成一个词。": "The decoder produces a word.",
     "我们的模型有六层编码器。": "Our model has six layers.",
-    "这个模型有八个注意力头。": "This model has eight attention head.",
-    "解码器会看编码器的输出。": "The decoder will see the output from the encoder.",
+    "解码器会看编码器的输出。": "The decoder will look at the output of the encoder.",
     "人工智能正在改变世界。": "AI is changing the world.",
-    "学生们在看热力图。": "The students are reading hot and easily.",
+    "学生们在看热力图。": "The students are reading as hot as it is.",
     "每一层都有一个前馈网络。": "Every layer has one to feed the network.",
     "莉莎和艾玛是好朋友。": "Mary and Armen are good friends.",
     "我的朋友杰克住在巴黎。": "My friend lives in Paris.",
