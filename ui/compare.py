@@ -137,7 +137,9 @@ def show_tracking(
     (maps_a, queries_a, keys_a, masked_a), (maps_b, queries_b, keys_b, _) = (
         every_head(translation, kind, word_level, languages) for translation in (tr, other)
     )
-    keep_or_reset_words((tr.source_text, other.source_text, kind, word_level), (queries_a, keys_a, keys_b), lang)
+    new_words = keep_or_reset_words(
+        (tr.source_text, other.source_text, kind, word_level), (queries_a, keys_a, keys_b), lang
+    )
     # the candidate words are keys; in the encoder the query is one of the same pieces
     pairs = MINIMAL_PAIRS.get(languages[0], MINIMAL_PAIRS["en"])
     start = default_tracked(
@@ -147,6 +149,10 @@ def show_tracking(
         pairs,
         languages[0],
     )
+    if new_words:  # written, not left to the widgets' defaults: the browser shows a value the server sends
+        first_query = start[0] if kind == "encoder_self" else len(queries_a) - 1
+        for key, value in zip(("compare_query", "compare_x", "compare_y"), (first_query, start[1], start[2])):
+            st.session_state[key] = value
     q_box, x_box, y_box = st.columns(3)
     query = widgets.selectbox(
         q_box,
@@ -191,9 +197,12 @@ def show_tracking(
     st.caption(t("compare_note", lang, pair=t(example.name, lang), query=example.tracked[0], word=example.tracked[1]))
 
 
-def keep_or_reset_words(signature: tuple, axes: tuple[list, list, list], lang: str) -> None:
+def keep_or_reset_words(signature: tuple, axes: tuple[list, list, list], lang: str) -> bool:
     """The chosen query and words stay while the sentences and view stay; new sentences start on their own
-    words. A link's choice is checked against the sentences first (out of them: a warning, and their own)."""
+    words. A link's choice is checked against the sentences first (out of them: a warning, and their own).
+    -> whether the sentences' own words are to be chosen (the caller writes them into session state: popping
+    the keys left the browser showing the previous pair's words, 1: 追 over a chart of 给, while the server
+    used the new defaults)."""
     if st.session_state.get("compare_signature") == "from a link":
         st.session_state.compare_signature = signature
         chosen = [st.session_state.get(k) for k in ("compare_query", "compare_x", "compare_y")]
@@ -201,9 +210,9 @@ def keep_or_reset_words(signature: tuple, axes: tuple[list, list, list], lang: s
             st.warning(t("link_out_of_sentence", lang, parameter="cmp"))
             st.session_state.compare_signature = None  # start on the sentences' own words
     if st.session_state.get("compare_signature") != signature:  # new sentences: start on their own words again
-        for key in ("compare_query", "compare_x", "compare_y"):
-            st.session_state.pop(key, None)
         st.session_state.compare_signature = signature
+        return True
+    return False
 
 
 def show_tracking_heads(tracking, query: str, x: str, y: str, kind: str, lang: str) -> None:

@@ -260,9 +260,13 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
     page.goto(streamlit_server, wait_until="domcontentloaded")
     page.get_by_role("tab", name="Two sentences").wait_for(timeout=120_000)
     wait_until_idle(page)
-    for pair, second in (
-        ("word order: dog chases cat / cat chases dog", "The cat chases the dog."),
-        ("“it”: too tired / too wide", "The animal didn't cross the street because it was too wide."),
+    for pair, second, words in (
+        ("word order: dog chases cat / cat chases dog", "The cat chases the dog.", ("chases", "dog", "cat")),
+        (
+            "“it”: too tired / too wide",
+            "The animal didn't cross the street because it was too wide.",
+            ("it", "animal", "street"),
+        ),
     ):
         page.locator("[data-testid='stSelectbox']").filter(has_text="Minimal pairs").click()
         page.get_by_role("option", name=pair).click()
@@ -275,6 +279,14 @@ def test_a_minimal_pair_fills_both_sentences_and_shows_them_side_by_side(streaml
         panel = page.locator("[role='tabpanel']:visible")
         panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
         assert panel.locator(".js-plotly-plot").count() >= 3  # both maps and the heads' differences
+        # The head search's three boxes show the new pair's own words, those its chart ranks heads by (they
+        # showed the first pair's words over the second pair's chart).
+        boxes = ("Query (in both sentences)", "Word that fits the first sentence", "Word that fits the second sentence")
+        shown = [panel.get_by_role("combobox", name=name).input_value().split(": ", 1)[1] for name in boxes]
+        pieces = [w.lstrip("\u2581").lower() for w in shown]  # a word's first piece ("▁chase" of chases)
+        assert all(piece and word.startswith(piece) for piece, word in zip(pieces, words)), shown
+        title = panel.locator(".gtitle").filter(has_text="How much more each head links").first
+        expect(title).to_contain_text(f"links {shown[0]} to")
         assert_no_exception(page)
     page.get_by_text("中文", exact=True).click()
     wait_until_idle(page)
