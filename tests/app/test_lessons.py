@@ -257,6 +257,22 @@ def test_attention_is_learned_compares_the_toy_size_with_the_model_being_explore
         assert "44,000" in intro and size in intro, (name, intro)
 
 
+def test_the_masks_lesson_pads_beside_the_second_sentence_only_where_its_length_differs(checkpoint_root):
+    """A minimal pair's second sentence has the sentence's pieces in another order: padded beside it, the batch held
+    no padding, and the lesson said so under its title. It takes the second sentence where that is longer or
+    shorter, else a sentence of another length."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(s="The dog chases the cat.", s2="The cat chases the dog.")
+    at = open_lesson(at.run(), "lesson_masks")
+    assert at.text_input(key="padding_other").value != "The cat chases the dog."
+    real = plotly_array(figures(at)["padding-tokens"]["data"][0]["z"])
+    assert (real == 0).any()  # padding to show
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(s="The dog chases the cat.", s2="The dog chases the cat in the garden all day.")
+    at = open_lesson(at.run(), "lesson_masks")
+    assert at.text_input(key="padding_other").value == "The dog chases the cat in the garden all day."
+
+
 def test_the_masks_lesson_pads_a_chinese_sentence_beside_a_chinese_one(checkpoint_root, tiny_zh_en_checkpoint):
     """Issue 58: with a Chinese source and no second sentence, the sentence padded beside the user's is Chinese
     (a long one beside a short sentence), not an English one the model cannot read."""

@@ -8,7 +8,7 @@ import streamlit as st
 
 from model.transformer import ATTENTION_KINDS as KINDS
 from ui.common import Context, chart, head_name, layer_of_kind, selected_weights
-from ui.models import get_padded_batch
+from ui.models import get_model, get_padded_batch
 from ui.views import Lesson, register
 from viz import attention as attention_viz
 from viz.labels import axis_names, kind_name
@@ -29,7 +29,12 @@ def show_padding(ctx: Context) -> None:
     st.caption(t("padding_explain", lang))
     short, long = PARTNERS.get(ctx.language_pair[0], PARTNERS["en"])
     default = short if len(tr.source_pieces) > 6 else long
-    st.session_state.setdefault("padding_other", st.session_state.get("second_sentence", "").strip() or default)
+    # The second sentence, where it has another length: a minimal pair's (猫追狗。 beside 狗追猫。) has the same
+    # pieces in another order, and a batch of the two held no padding to show.
+    second = st.session_state.get("second_sentence", "").strip()
+    if second and len(get_model(ctx.checkpoint).source_tokenizer.encode(second)) + 1 != len(tr.source_pieces):
+        default = second
+    st.session_state.setdefault("padding_other", default)
     other = st.text_input(t("padding_other", lang), key="padding_other").strip()
     if not other:
         st.info(t("padding_empty", lang))
