@@ -31,7 +31,7 @@ from ui.models import get_alignment, get_attribution, get_calibration, get_model
 from ui.views import View, register
 from viz import attention as attention_viz
 from viz.escape import markdown_literal
-from viz.handout import handout, handout_labels, kind_document, switcher_html
+from viz.handout import handout, handout_labels, kind_document, map_font_px, map_layout, switcher_html
 from viz.labels import axis_names, kind_name
 from viz.tables import MAIN_COLUMN_PX, attention_csv, grid_columns, probability_text, token_table
 from words import apart, sentences, t
@@ -417,6 +417,7 @@ def show_in_browser(tr: decode.Translation, kind: str, chosen: HeadChoice, lang:
         kinds={kind: kind_document(tr, kind, lang, languages)}, link=st.session_state.get("link_params", {})
     )
     queries, keys = document["kinds"][kind]["queries"], document["kinds"][kind]["keys"]
+    present = bool(st.session_state.get("present"))
     page = switcher_html(
         document,
         handout_labels(lang),
@@ -424,10 +425,9 @@ def show_in_browser(tr: decode.Translation, kind: str, chosen: HeadChoice, lang:
         chosen.layer,
         "mean" if chosen.head is None else chosen.head,  # the page's own name for the layer's heads together
         STATIC_URL,
-        present=bool(st.session_state.get("present")),
+        present=present,
     )
-    longest = max((len(k) for k in keys), default=1)
-    map_height = max(320, 140 + 26 * len(queries) + (longest * 6 if len(keys) > 8 else 18))  # as viz/handout.js
+    map_height = map_layout(queries, keys, map_font_px(present))["height"]
     layers, heads = tr.attention(kind).shape[:2]
     thumb = max(24, min(56, (MAIN_COLUMN_PX - 64) // (heads + 1) - 8)) + 8
     # Our own page (every piece of the sentence escaped in it), same-origin: it writes the app's link.

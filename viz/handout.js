@@ -54,21 +54,21 @@ function figure(k, shown, masked, title) {
   }
   const borders = [...Array(m + 1).keys()].map((j) => `M${j - 0.5},-0.5V${n - 0.5}`).join("") +
     [...Array(n + 1).keys()].map((i) => `M-0.5,${i - 0.5}H${m - 0.5}`).join("");
-  const longest = Math.max(...keys.map((s) => s.length));
+  const size = k.layout;  // angle, room above, height: viz.handout.map_layout, which the app sizes this frame by
   const layout = {
     // The title at the top, the key axis's name and labels below it (together they ran into each other).
     title: {text: esc(title), x: 0,
       xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 6}},
     xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
-      tickangle: m > 8 ? -45 : 0, automargin: true, showgrid: false, zeroline: false},
+      tickangle: size.angle, automargin: true, showgrid: false, zeroline: false},
     // The query axis's name under the map, upright (turned on its side it ran off a short map, and Chinese
     // turned on its side is read with a tilted head), as in the app.
     annotations: [{text: `↓ ${esc(k.query_axis)}`, xref: "paper", yref: "paper", x: 0, y: 0, xanchor: "left",
       yanchor: "top", yshift: -4, showarrow: false}],
     yaxis: {tickmode: "array", tickvals: y, ticktext: queries,
       autorange: "reversed", automargin: true, showgrid: false, zeroline: false},
-    margin: {l: 10, r: 10, b: 34, t: 76 + (m > 8 ? Math.round(longest * 6) : 18)},
-    height: Math.max(320, 140 + 26 * n + (m > 8 ? longest * 6 : 18)),
+    margin: {l: 10, r: 10, b: 34, t: size.top},
+    height: size.height,
     shapes: [{type: "path", path: borders, layer: "above", line: {color: "white", width: 1}}],
     plot_bgcolor: k.masked && !values ? DATA.masked_color : "white",
     font: {family: getComputedStyle(document.body).fontFamily, size: DATA.font_size},
@@ -192,12 +192,15 @@ if (DATA.embedded) {
 if (DATA.embedded) {
   // The app gives this frame a height estimated from the sentence's length; in presentation mode's larger text
   // the grid's last row of thumbnails fell 33-69 px below it (to be scrolled to inside the frame). The frame
-  // takes the page's own height whenever the page's layout changes (the app's page is this page's origin).
+  // takes the page's own height whenever the page's layout changes (the app's page is this page's origin), and
+  // so does the box Streamlit holds it in: a taller frame in the estimate's box ran 69 px over the caption below.
   const fitFrame = () => {
     try {
       const frame = window.frameElement, height = Math.ceil(document.body.getBoundingClientRect().height) + 4;
       if (frame && height > 0 && Math.abs(frame.getBoundingClientRect().height - height) > 1) {
         frame.style.height = `${height}px`;
+        const box = frame.closest("[data-testid='stElementContainer']");
+        if (box) box.style.height = `${height}px`;
       }
     } catch (error) {}  // a page that cannot reach its frame keeps the app's estimate
   };

@@ -28,6 +28,8 @@ from words import language_name, t
 from .attention import MASKED_COLOR
 from .cjk import FAMILY, FONT, UNICODE_RANGE, is_cjk, subset_woff2
 from .labels import axis_names, kind_name, query_labels
+from .titles import MAP_PLOT_PX
+from .widths import display_width
 
 if TYPE_CHECKING:
     from model.decode import Translation
@@ -78,6 +80,22 @@ footer {color: #777; font-size: 0.8rem; margin-top: 24px}
 """
 
 
+def map_font_px(present: bool = False) -> int:
+    """The page's map text size: larger in the app's presentation mode, for a projector's back row."""
+    return 15 if present else 12
+
+
+def map_layout(queries: list[str], keys: list[str], font_px: int = 12) -> dict:
+    """The page's map of these rows and columns (viz/handout.js lays it out; the app sizes the page's frame by
+    it): the column labels' angle, the room above the map and its height. Level up to 8 columns, and beyond while
+    each label fits its column (as the app's own maps: nine Chinese columns stood slanted 45°, 一 read as a
+    stroke); else slanted, with room for the longest."""
+    longest = max((display_width(k) for k in keys), default=1)
+    level = len(keys) <= 8 or 0.55 * font_px * longest + 4 <= MAP_PLOT_PX / len(keys)
+    above = 18 if level else round(longest * 6)
+    return dict(angle=0 if level else -45, top=76 + above, height=max(320, 140 + 26 * len(queries) + above))
+
+
 def page_data(
     document: dict,
     embedded: bool = False,
@@ -91,7 +109,9 @@ def page_data(
     then writes the app's link, document["link"], with the chosen layer and head, into the app's address bar
     instead of its own), and the map's font size (larger for a projector's back row)."""
     kinds = {
-        kind: dict(entry, weights=rounded(entry["weights"]))
+        kind: dict(
+            entry, weights=rounded(entry["weights"]), layout=map_layout(entry["queries"], entry["keys"], font_size)
+        )
         for kind, entry in document["kinds"].items()
         if kind in ATTENTION_KINDS
     }
@@ -141,7 +161,7 @@ def switcher_html(
     numbers. A switch writes the app's link with its layer and head into the address bar, where the server reads
     them at its next run (ui.session.adopt_browser_view): no script run per switch. present: the projector's
     sizes (larger text, as the app's presentation mode)."""
-    data = page_data(document, embedded=True, layer=layer, head=head, font_size=15 if present else 12)
+    data = page_data(document, embedded=True, layer=layer, head=head, font_size=map_font_px(present))
     return f"""<!doctype html>
 <html lang="{_escape(lang)}"><head><meta charset="utf-8">
 <style>@font-face{{font-family:{FAMILY};src:url({static_url}/cjk-subset.woff2) format("woff2");

@@ -12,7 +12,8 @@ import pytest
 from model import decode
 from model.checkpoint import load_checkpoint
 from viz import cjk
-from viz.handout import handout, handout_html
+from viz.handout import handout, handout_html, map_font_px, map_layout
+from viz.handout import page_data as build_page_data
 
 from ..conftest import SHIPPED
 
@@ -99,3 +100,20 @@ def test_a_twenty_word_sentence_makes_a_page_under_six_megabytes():
     tr = decode.translate(loaded.model, loaded.source_tokenizer, loaded.target_tokenizer, sentence)
     for lang in ("en", "zh"):
         assert len(handout(tr, lang, "en-zh", ("en", "zh")).encode()) < 6 * 2**20
+
+
+def test_column_labels_stand_level_while_they_fit_their_columns():
+    """A sentence of nine Chinese pieces (我的朋友杰克住在巴黎。 and </s>) had its column labels slanted 45° in the
+    page's map, 一 read as a stroke on a projector; they stand level now while each fits its column, and labels
+    that do not fit still slant, with room above the map for the longest."""
+    chinese = ["我", "的", "朋友", "杰克", "住", "在", "巴黎", "。", "</s>"]
+    for font in (map_font_px(False), map_font_px(True)):
+        assert map_layout(["row"] * 7, chinese, font)["angle"] == 0
+    english = ["▁The", "▁softmax", "▁turns", "▁the", "▁scores", "▁into", "▁probabilities", ".", "</s>"]
+    slanted, short = map_layout(["row"] * 7, english), map_layout(["row"] * 7, english[:8])
+    assert slanted["angle"] == -45 and short["angle"] == 0  # eight columns stay level, as before
+    assert slanted["top"] > short["top"] + 50 and slanted["height"] > short["height"]
+    # the page lays its map out by them: the same numbers in the page's data
+    kinds = {"cross": {"queries": ["row"] * 7, "keys": chinese, "weights": np.zeros((1, 1, 7, 9))}}
+    data = build_page_data({"kinds": kinds})
+    assert data["kinds"]["cross"]["layout"] == map_layout(["row"] * 7, chinese)
