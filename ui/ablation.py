@@ -73,8 +73,10 @@ def head_grids(cfg, lang: str) -> list[str]:
             title, on, off = st.columns([2, 1, 1], vertical_alignment="center")
             title.markdown(f"**{kind_name(kind, lang)}**")
             key = f"ablation_grid_{kind}_{version}"
-            # narrow columns in pixels: a layer label, the whole layer and eight heads fit 1024 px, sidebar open
-            config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width=112)}
+            # narrow columns in pixels: a layer label, the whole layer ("all") and eight heads fit 1024 px with the
+            # sidebar open and the main area's scroll bar shown (554 px: "whole layer" at 112 cut head 8 off); a
+            # head's column holds its edit mark and "H8" at 50
+            config = {ALL: st.column_config.CheckboxColumn(t("ablate_layer", lang), width=64)}
             config.update({f"H{h}": st.column_config.CheckboxColumn(f"H{h}", width=50) for h in range(1, n_heads + 1)})
             st.data_editor(
                 grid_frame(kind, n_layers, n_heads, chosen),
