@@ -82,10 +82,18 @@ def switch_checkpoint() -> None:
     if name is None:  # called before a checkpoint is chosen (app.main, when the linked one does not load)
         return
     language = source_language(name)
+    # Each source language's last sentences are kept: back on en-zh after zh-en, the teacher's own English
+    # sentence returns, not the first example.
+    left = st.session_state.setdefault("sentences_by_language", {})
+    for key in ("sentence", "second_sentence"):
+        text = st.session_state.get(key, "")
+        if text.strip() and not written_in(text, language):
+            left[(key, "zh" if any(is_cjk(c) for c in text) else "en")] = text
     if not written_in(st.session_state.get("sentence", ""), language):
-        st.session_state.sentence = examples_for(name)[0]
-    if not written_in(st.session_state.get("second_sentence", ""), language):
-        st.session_state.second_sentence = ""
+        st.session_state.sentence = left.pop(("sentence", language), examples_for(name)[0])
+    second = st.session_state.get("second_sentence", "")
+    if not second.strip() or not written_in(second, language):  # emptied when this language was left
+        st.session_state.second_sentence = left.pop(("second_sentence", language), "")
     if not written_in(st.session_state.get("padding_other", ""), language):
         st.session_state.pop("padding_other")  # the masks lesson chooses one in the new language
 

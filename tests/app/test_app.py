@@ -938,11 +938,13 @@ def test_switching_to_a_chinese_source_opens_on_a_chinese_sentence_and_back(chec
     assert not at.exception
     assert at.session_state["sentence"] == "汤姆追逐杰瑞。" and at.session_state["second_sentence"] == ""
     at.text_input(key="sentence").input("猫追狗。").run()
-    at.selectbox(key="checkpoint").select("tiny-a").run()
-    assert at.session_state["sentence"] == "Tom chases Jerry."
-    at.text_input(key="sentence").input("I like tea.").run()
+    at.selectbox(key="checkpoint").select("tiny-a").run()  # back: the English sentences typed before return
+    assert at.session_state["sentence"] == "I like tea." and at.session_state["second_sentence"] == "Tom drinks tea."
+    at.text_input(key="sentence").input("I like coffee.").run()
     at.selectbox(key="checkpoint").select("tiny-b").run()  # the same source language: the sentence stays
-    assert at.session_state["sentence"] == "I like tea."
+    assert at.session_state["sentence"] == "I like coffee."
+    at.selectbox(key="checkpoint").select("tiny-zh-en").run()  # and the Chinese one typed on zh-en
+    assert at.session_state["sentence"] == "猫追狗。"
 
 
 @pytest.mark.checkpoint
