@@ -146,7 +146,10 @@ function draw() {
     paint();
   } else {
     const {traces, layout} = figure(k, shown, masked, title);
-    Plotly.react("map", traces, layout, {displaylogo: false, responsive: true});  // then paint (plotly_afterplot)
+    // Four buttons, not Plotly's eight: on hover the full bar lay over the end of a long title ("… · mea").
+    const config = {displaylogo: false, responsive: true,
+      modeBarButtons: [["toImage", "zoom2d", "pan2d", "resetScale2d"]]};
+    Plotly.react("map", traces, layout, config);  // then paint (plotly_afterplot)
     if (drawnKind === null) {
       gd.on("plotly_afterplot", paint);
       gd.on("plotly_hover", hover);

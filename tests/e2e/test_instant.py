@@ -82,6 +82,22 @@ def test_presentation_mode_offers_the_layer_and_head_of_the_maps_switched_in_the
     page.close()
 
 
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_the_maps_tool_bar_leaves_its_title_readable(default_server, browser, present):
+    """With the pointer on the map (a teacher pointing at a cell), Plotly's tool bar lay over the end of the
+    longest title ("Masked decoder self-attention · layer 5 · mea…"): the page keeps four of its buttons."""
+    page, maps, _ = open_default(
+        browser, default_server, {"s": "Tom chases Jerry.", "present": present, "view": "tab_decoder", "head": "mean"}
+    )
+    maps.locator("#map .nsewdrag").first.hover()
+    page.wait_for_timeout(500)
+    title = maps.locator("#map .gtitle").bounding_box()
+    bar = maps.locator("#map .modebar").bounding_box()
+    assert "mean" in maps.locator("#map .gtitle").text_content()
+    assert title["x"] + title["width"] <= bar["x"] or title["y"] + title["height"] <= bar["y"], (title, bar)
+    page.close()
+
+
 def test_a_thumbnail_click_on_the_servers_grid_opens_its_head(default_server, browser):
     """Word level needs the server's map: its grid's thumbnails looked clickable and did nothing. A click on a
     thumbnail's title opens it."""
