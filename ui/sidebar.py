@@ -64,11 +64,15 @@ def text_box(label: str, key: str, help: str, lang: str) -> None:
         st.caption(t("box_shortened", lang, used=MAX_SENTENCE_CHARACTERS))
 
 
+def language_of(text: str) -> str:
+    """The source language a sentence is written for: "zh" where it holds Chinese characters, else "en"."""
+    return "zh" if any(is_cjk(c) for c in text) else "en"
+
+
 def written_in(text: str, language: str) -> bool:
     """Whether a sentence can be read by a model whose source is this language: Chinese text for a Chinese
     source, text without Chinese characters for the others (an empty one fits any)."""
-    chinese = any(is_cjk(c) for c in text)
-    return not text.strip() or chinese == (language == "zh")
+    return not text.strip() or (language_of(text) == "zh") == (language == "zh")
 
 
 def switch_checkpoint() -> None:
@@ -88,7 +92,7 @@ def switch_checkpoint() -> None:
     for key in ("sentence", "second_sentence"):
         text = st.session_state.get(key, "")
         if text.strip() and not written_in(text, language):
-            left[(key, "zh" if any(is_cjk(c) for c in text) else "en")] = text
+            left[(key, language_of(text))] = text
     if not written_in(st.session_state.get("sentence", ""), language):
         st.session_state.sentence = left.pop(("sentence", language), examples_for(name)[0])
     second = st.session_state.get("second_sentence", "")
