@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .escape import plotly_literal
-from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, column_labels_px, wrapped_title
+from .titles import MAP_PLOT_PX, TITLE_LINE_PX, column_labels, column_labels_naming, column_labels_px, wrapped_title
 
 # One of the three charts of a step at 1024 px with the sidebar open: a third of the main column, less its gaps.
 THIRD_PLOT_PX = 150
@@ -60,9 +60,9 @@ def decoding_step_figure(
         col=2,
     )
     # Each chart is a third of the main column: past a dozen pieces their upright labels touched, so only those
-    # that fit are written (hover names every bar).
-    for col, keys in ((1, decoder_keys[:visible]), (2, source_keys)):
-        shown, angle, font = column_labels(plotly_literal(keys), plot_px=THIRD_PLOT_PX)
+    # that fit are written, the tallest bars among them (hover names every bar).
+    for col, keys, weights in ((1, decoder_keys[:visible], decoder_row[:visible]), (2, source_keys, cross_row)):
+        shown, angle, font = column_labels_naming(plotly_literal(keys), weights, plot_px=THIRD_PLOT_PX)
         fig.update_xaxes(
             tickmode="array",
             tickvals=list(range(len(keys))),

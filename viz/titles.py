@@ -77,6 +77,30 @@ def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_
     return [label if i % stride == 0 else "" for i, label in enumerate(labels)], -90, font
 
 
+def column_labels_naming(
+    labels: list[str], weights, font_px: int = 12, plot_px: int = MAP_PLOT_PX
+) -> tuple[list[str], int, int]:
+    """column_labels for bars: where only every k-th label is written, the heaviest bars are named anyway (the
+    tallest always, then each of at least 0.1 that is k columns from those named), their neighbours within k left
+    blank; the other labels as column_labels writes them where they keep that distance. (The tallest bar of a
+    step's cross-attention, 0.83 on ▁animal, stood unnamed between ▁The and ▁didn.)"""
+    shown, angle, font = column_labels(labels, font_px, plot_px)
+    written = [i for i, label in enumerate(shown) if label]
+    if len(written) == len(labels):
+        return shown, angle, font
+    stride = written[1] - written[0] if len(written) > 1 else len(labels)
+    named: list[int] = []
+    for i in sorted(range(len(labels)), key=lambda i: -float(weights[i])):
+        if named and float(weights[i]) < 0.1:
+            break
+        if all(abs(i - j) >= stride for j in named):
+            named.append(i)
+    out = ["" for _ in labels]
+    for i in named + [i for i in written if all(abs(i - j) >= stride for j in named)]:
+        out[i] = labels[i]
+    return out, angle, font
+
+
 def column_labels_px(labels: list[str], angle: int, font_px: int) -> int:
     """The height that column labels (as column_labels gives them; Plotly's escaped text) take above a map, for
     the figure's top margin to hold them, the axis title and the title without one running into another: level,

@@ -333,6 +333,23 @@ def test_short_source_pieces_stand_level_in_the_decoding_steps_third():
     )
 
 
+def test_the_decoding_steps_charts_name_their_tallest_bars():
+    """Fourteen source pieces in a third of the column: only every other label fits, and the tallest bar of the
+    step's cross-attention (0.83 on ▁animal, the second piece) stood unnamed. It is named now, its neighbours left
+    blank so that no two labels touch; a bar under 0.1 gives way to the labels' own spacing."""
+    from viz.decoding import decoding_step_figure
+
+    source = "▁The ▁animal ▁didn ' t ▁cross ▁the ▁street ▁because ▁it ▁was ▁too ▁tired .".split() + ["</s>"]
+    cross = np.full(len(source), 0.01)
+    cross[1], cross[9] = 0.83, 0.06
+    labels = dict(self="self", cross="cross", next="next", weight="weight", probability="p")
+    fig = decoding_step_figure(0, np.array([1.0]), ["<s>"], cross, source, [("动物", 0.9)], "动物", labels)
+    shown = list(fig.layout.xaxis2.ticktext)
+    assert shown[1] == "▁animal" and shown[0] == shown[2] == ""
+    written = [i for i, label in enumerate(shown) if label]
+    assert len(written) > 3 and min(b - a for a, b in zip(written, written[1:])) >= 2  # every other, as fits
+
+
 def test_chinese_column_labels_turn_upright_sooner_than_latin_ones():
     """A Chinese character fills its line's whole height: nineteen steps of "1: 老师" slanted at 21 px apart lay
     on one another in the logit lens (stage 6's output for a 40-word sentence), where Latin labels still fit."""
