@@ -203,10 +203,14 @@ def place_labels(
     points: np.ndarray, texts: list[str], order: list[int], scale: float, marker_px: float = 7.0
 ) -> list[str | None]:
     """Where each point's word goes (Plotly's textposition: "top center", "bottom center", "middle right",
-    "middle left"), or None where every place would cover a word already placed: those points are left unlabelled
-    (their word shows on hover). points: (n, 2) in data units; scale: pixels per data unit; order: the points in
-    the order they claim room (the ones that matter first)."""
-    placed: list[tuple[float, float, float, float]] = []
+    "middle left"), or None where every place would cover a word already placed or another point: those points
+    are left unlabelled (their word shows on hover). points: (n, 2) in data units; scale: pixels per data unit;
+    order: the points in the order they claim room (the ones that matter first)."""
+    # every marker is room taken before any word (a word over another point hid it: "▁the" over a triangle)
+    half = marker_px - 1
+    placed: list[tuple[float, float, float, float]] = [
+        (x * scale - half, -y * scale - half, x * scale + half, -y * scale + half) for x, y in points
+    ]
     positions: list[str | None] = [None] * len(points)
     for i in order:
         for position, box in label_boxes(points[i], texts[i], scale, marker_px).items():
@@ -309,8 +313,10 @@ def _sentence_points(fig, queries, keys, query_labels, key_labels, chosen: int, 
     q_text, k_text = plotly_literal(query_labels), plotly_literal(key_labels)
     # Words beside the points where they fit, the chosen query's and then its heaviest keys' first; a word that
     # would cover another is left off (hover the point), since a heap of overlapping words reads as none.
-    span = everything.max(0) - everything.min(0)
-    scale = min(QK_PLOT_PX[0] / max(span[0], 1e-9), QK_PLOT_PX[1] / max(span[1], 1e-9))
+    # Pixels per unit as drawn: Plotly pads each axis's range beyond the points (about a tenth), and a browser
+    # that shows its scroll bar narrows the plot by 10 px; a scale guessed larger let "because" and "▁the" touch.
+    span = (everything.max(0) - everything.min(0)) * 1.1
+    scale = min((QK_PLOT_PX[0] - 10) / max(span[0], 1e-9), QK_PLOT_PX[1] / max(span[1], 1e-9))
     n_queries = len(queries)
     points = np.concatenate([queries, keys])
     texts = list(query_labels) + list(key_labels)

@@ -256,6 +256,10 @@ def test_words_beside_the_query_key_points_never_cover_one_another():
         for b in range(a + 1, len(boxes)):
             p, q = boxes[a], boxes[b]
             assert not (p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3])
+    # nor any point: a word over another point's marker hid it
+    for p in boxes:
+        for x, y in points * 60.0:
+            assert not (p[0] < x < p[2] and p[1] < -y < p[3])
     spread = place_labels(points * 100, texts, order, scale=60.0)
     assert all(spread)  # points far apart all keep their word
 
