@@ -9,8 +9,10 @@ import plotly.graph_objects as go
 from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
 from .tables import MAIN_COLUMN_PX
-from .titles import TITLE_LINE_PX, column_labels, column_labels_px, wrapped_title
+from .titles import TITLE_LINE_PX, column_labels, column_labels_px, wrap_title, wrapped_title
 from .widths import display_width
+
+ROW_NAME_WIDTH = 28  # display columns of a method's name on one line (two lines fit a 34-px row)
 
 
 def method_comparison(
@@ -42,9 +44,13 @@ def method_comparison(
         )
     )
     text, lines = wrapped_title(plotly_literal([title])[0])
+    # The methods' names on two lines where long ("occlusion: log-prob drop without the word (max 14.5)" took
+    # half the column and left the map a third of it, its numbers 5 px on a projector).
+    name_lines = [wrap_title(m, ROW_NAME_WIDTH) for m in methods]
     # The words on top: the map is the main column less the methods' names and the colour bar, and past a dozen
     # words only those that fit are written (19 words ran into each other; hover names each column).
-    plot_px = MAIN_COLUMN_PX - 20 - 7 * max((display_width(m) for m in methods), default=0) - 70
+    widest = max((display_width(line) for name in name_lines for line in name), default=0)
+    plot_px = MAIN_COLUMN_PX - 20 - 7 * widest - 70
     shown, angle, font = column_labels(words, plot_px=max(plot_px, 150))
     labels_px = column_labels_px(shown, angle, font)
     top = 40 + labels_px + TITLE_LINE_PX * (lines - 1)
@@ -58,7 +64,12 @@ def method_comparison(
             tickfont=dict(size=font),
             side="top",
         ),
-        yaxis=dict(tickmode="array", tickvals=list(range(len(methods))), ticktext=methods, autorange="reversed"),
+        yaxis=dict(
+            tickmode="array",
+            tickvals=list(range(len(methods))),
+            ticktext=["<br>".join(name) for name in name_lines],
+            autorange="reversed",
+        ),
         height=top + 34 * len(methods),
         margin=dict(l=10, r=10, t=top, b=10),
     )

@@ -395,3 +395,20 @@ def test_each_faithfulness_value_sits_beyond_its_error_bar():
     assert placed["integrated gradients"] == (-0.5, "right", "-0.30")
     assert placed["rollout"] == (0.12, "left", "0.05")
     assert fig.data[0].text is None  # no label on the bar itself, under the error bar
+
+
+def test_the_explanation_lessons_method_names_take_two_lines_not_half_the_column():
+    """Lesson 10's map of one piece under every method: "occlusion: log-prob drop without the word (max 14.5)" on
+    one line took half the main column, and the map's numbers were 5 px on a projector. Long names break into two
+    lines, the map keeps the rest of the column and its column labels stand level."""
+    from viz.explanation import ROW_NAME_WIDTH, method_comparison
+    from viz.widths import display_width
+
+    names = ["occlusion: log-prob drop without the word (max 14.5)", "norm-weighted ‖α·f(x)‖, layer 6 (max 0.658)"]
+    words = "▁The ▁animal ▁didn ' t ▁cross ▁the ▁street ▁because ▁it ▁was ▁too ▁tired .".split()
+    fig = method_comparison(np.ones((2, len(words))), names, words, "title", "scaled", "raw")
+    for name in fig.layout.yaxis.ticktext:
+        lines = name.split("<br>")
+        assert len(lines) == 2 and max(display_width(line) for line in lines) <= ROW_NAME_WIDTH, name
+    assert "occlusion: log-prob drop" in fig.layout.yaxis.ticktext[0]
+    assert fig.layout.xaxis.tickangle in (0, -45)  # the words named, not every other one upright
