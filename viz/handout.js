@@ -209,14 +209,25 @@ if (DATA.embedded) {
   };
   new ResizeObserver(fitFrame).observe(document.body);
 }
+function sizeThumbnails() {
+  // Thumbnails as large as fit the page's width (the app's main column is 564 px at 1024 with the sidebar open),
+  // again whenever the width changes: opened beside presentation mode's map, the sidebar narrowed the frame and
+  // the grid's mean column ran off behind a scroll bar.
+  const heads = DATA.kinds[state.kind].weights[0].length, grid = document.getElementById("grid");
+  const size = Math.max(24, Math.min(56, Math.floor((document.body.clientWidth - 64) / (heads + 1)) - 8));
+  grid.style.gridTemplateColumns = `max-content repeat(${heads + 1}, ${size + 4}px)`;
+  grid.style.setProperty("--thumb", `${size}px`);
+}
+let thumbnailWidth = null;
+window.addEventListener("resize", () => {
+  if (document.body.clientWidth !== thumbnailWidth) { thumbnailWidth = document.body.clientWidth; sizeThumbnails(); }
+});
 function thumbnails() {
   const k = DATA.kinds[state.kind], layers = k.weights.length, heads = k.weights[0].length;
   const grid = document.getElementById("grid");
   grid.innerHTML = "";
-  // Thumbnails as large as fit the page's width (the app's main column is 564 px at 1024 with the sidebar open).
-  const size = Math.max(24, Math.min(56, Math.floor((document.body.clientWidth - 64) / (heads + 1)) - 8));
-  grid.style.gridTemplateColumns = `max-content repeat(${heads + 1}, ${size + 4}px)`;
-  grid.style.setProperty("--thumb", `${size}px`);
+  sizeThumbnails();
+  thumbnailWidth = document.body.clientWidth;
   // The corner names the columns (head), each column its number, the last the mean: a header such as
   // "第 1 个头" broke over two lines in a thumbnail's width.
   const corner = document.createElement("span");

@@ -735,3 +735,25 @@ def test_in_presentation_mode_the_in_page_map_ends_above_the_text_after_it(defau
     assert measured["frame"] <= measured["box"] + 1, measured
     assert measured["next"] is None or measured["next"] >= measured["frame"], measured
     page.close()
+
+
+def test_opening_the_sidebar_in_presentation_mode_leaves_the_in_page_grid_whole(default_server, browser):
+    """Presentation mode hides the sidebar; a teacher who opens it (») narrows the map's frame, and the grid of
+    thumbnails, sized for the wider page, ran past it: the mean column behind a scroll bar inside the frame. The
+    thumbnails take the frame's new width."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    query = urllib.parse.urlencode({"s": SENTENCE, "present": "1", "view": "tab_encoder"})
+    page.goto(f"{default_server}/?{query}", wait_until="domcontentloaded")
+    maps = page.frame_locator("iframe").first
+    maps.locator("#grid canvas").first.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    frame = next(f for f in page.frames if f != page.main_frame)
+    widths = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    wide = frame.evaluate(widths)
+    page.locator("[data-testid='stExpandSidebarButton']").click()
+    page.wait_for_function("() => document.querySelector('iframe').getBoundingClientRect().width < 700", timeout=10_000)
+    page.wait_for_timeout(1000)
+    scroll, client = frame.evaluate(widths)
+    assert client < wide[1]  # the frame is narrower
+    assert scroll <= client, (scroll, client)
+    page.close()
