@@ -356,25 +356,34 @@ def downloads(ctx: Context, kind: str, chosen: HeadChoice, method: str, shown: t
             key=f"csv-{kind}",
             on_click="ignore",
         )
+    model_name = Path(ctx.checkpoint).name
+    stem = download_stem(model_name, ctx.tr.source_text)
     npz_button.download_button(
         t("download_npz", lang),
         lambda: export.to_bytes(fetch(), ".npz"),
-        file_name="translation.npz",
+        file_name=f"{stem}.npz",
         mime="application/octet-stream",
         key=f"npz-{kind}",
         on_click="ignore",
         help=t("download_npz_help", lang),
     )
-    model_name = Path(ctx.checkpoint).name
     html_button.download_button(
         t("download_html", lang),
         lambda: handout(fetch(), lang, model_name, languages, kind, chosen.shown_layer, chosen.shown_head),
-        file_name="attention.html",
+        file_name=f"{stem}.html",
         mime="text/html",
         key=f"html-{kind}",
         on_click="ignore",
         help=t("download_html_help", lang),
     )
+
+
+def download_stem(model_name: str, sentence: str, words: int = 6) -> str:
+    """A download's file name without its extension: the checkpoint and the sentence's first words
+    ("en-zh-the-cat-chases-the-dog", "zh-en-猫追狗"), so a teacher's handouts of a lesson do not all come out as
+    attention.html, attention (1).html, ..."""
+    kept = re.findall(r"\w+", sentence.lower())[:words]
+    return "-".join([model_name, *kept])[:80] or "translation"
 
 
 def head_grid(tr: decode.Translation, kind: str, chosen: HeadChoice, method: str, raw: bool, lang: str) -> None:

@@ -145,7 +145,8 @@ def wait_for_quiet_machine(timeout: float = 60.0, busy_cores: float = 0.5) -> No
 
 def download(browser, url: str, query: str, button_name: str, path, viewport=(1400, 1000)):
     """Open the app at `?query`, wait for its run to end, press the download button `button_name` and save what
-    it sends to path. -> the page (still open: the caller may read what it shows)"""
+    it sends to path. -> the page (still open: the caller may read what it shows) and the file name the browser
+    was given"""
     page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
     page.goto(f"{url}/?{query}", wait_until="domcontentloaded")
     button = page.get_by_role("button", name=button_name)
@@ -154,7 +155,7 @@ def download(browser, url: str, query: str, button_name: str, path, viewport=(14
     with page.expect_download(timeout=60_000) as sent:
         button.click()
     sent.value.save_as(path)
-    return page
+    return page, sent.value.suggested_filename
 
 
 def assert_no_exception(page) -> None:

@@ -104,7 +104,10 @@ def test_the_downloaded_translation_loads_in_a_notebook(streamlit_server, browse
     from model import export
 
     path = tmp_path / "translation.npz"
-    page = download(browser, streamlit_server, "s=I+like+green+tea.", "Download the whole translation (.npz)", path)
+    page, name = download(
+        browser, streamlit_server, "s=I+like+green+tea.", "Download the whole translation (.npz)", path
+    )
+    assert name == "en-zh-i-like-green-tea.npz"  # a lesson's files apart, not translation (1).npz, (2) ...
     translation = export.load(path)
     assert translation.source_text == "I like green tea."
     shown = page.locator("[data-testid='stMain'] [data-testid='stMarkdownContainer'] h3").first.inner_text().strip()
@@ -158,7 +161,9 @@ def test_the_downloaded_web_page_opens_offline_and_switches_every_map_in_the_pag
     and head in the page (a thumbnail's click opens its head), within 50 ms a switch, with no console error."""
     path = tmp_path / "attention.html"
     query = f"s={TWENTY_WORDS.replace(' ', '+')}&lang=zh"
-    download(browser, streamlit_server, query, "下载为网页", path, viewport=(1024, 768)).close()
+    page, name = download(browser, streamlit_server, query, "下载为网页", path, viewport=(1024, 768))
+    page.close()
+    assert name.startswith("en-zh-") and name.endswith(".html"), name
     assert path.stat().st_size < 6 * 2**20
 
     offline = browser.new_context(viewport={"width": 1024, "height": 768}, offline=True)
