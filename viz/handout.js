@@ -253,10 +253,19 @@ function thumbnails() {
         g.fillStyle = k.masked && j > i ? DATA.masked_color : rgb(v);
         g.fillRect(j, i, 1, 1);
       }));
-      c.addEventListener("click", () => { state.layer = l; state.head = head; draw(); });
+      c.addEventListener("click", () => { state.layer = l; state.head = head; draw(); revealMap(); });
       grid.appendChild(c);
     }
   }
+}
+function revealMap() {
+  // At 1024x768 a long sentence's map and grid do not fit one screen: a click on a thumbnail of the last layers,
+  // scrolled down to, opened a map above the screen. The controls and the map's top are brought back into view
+  // (in the app, the app's page scrolls: the frame is as tall as this page), unless they are on screen already.
+  const controls = document.getElementById("controls");
+  let top = controls.getBoundingClientRect().top;
+  try { if (window.frameElement) top += window.frameElement.getBoundingClientRect().top; } catch (error) {}
+  if (top < 0) controls.scrollIntoView({block: "start", behavior: "smooth"});
 }
 function choose(kind) {
   state.kind = kind;

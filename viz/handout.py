@@ -61,7 +61,7 @@ body {font-family: "Source Sans 3", "Source Sans Pro", "Segoe UI", Roboto, Helve
 h1 {font-size: 1.9rem; margin: 0.2em 0} .source {font-size: 1.15rem; margin: 0}
 .model {color: #666; font-size: 0.9rem}
 table {border-collapse: collapse} td, th {border: 1px solid #ddd; padding: 2px 8px; text-align: left}
-#controls {display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 12px 0}
+#controls {display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 12px 0; scroll-margin-top: 64px}
 button.kind {font: inherit; padding: 6px 12px; border: 1px solid #bbb; background: #fff; border-radius: 6px;
   cursor: pointer}
 button.kind.on {border-color: #ff4b4b; color: #ff4b4b}

@@ -126,3 +126,20 @@ def test_a_thumbnail_click_on_the_servers_grid_opens_its_head(default_server, br
     assert_no_exception(page)
     assert "layer 2 · head 3" in page.locator("[role='tabpanel'] .js-plotly-plot .gtitle").first.text_content()
     page.close()
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_a_thumbnail_click_brings_its_map_into_view(default_server, browser, present):
+    """At 1024x768 the map and the grid of a twenty-word sentence do not fit one screen: a click on a thumbnail
+    of the last layer, scrolled down to, left the map it opened above the screen (a teacher saw only the outline
+    move). The map's title and its cells' top rows are on screen after the click."""
+    page, maps, _ = open_default(browser, default_server, {"s": TWENTY_WORDS, "present": present})
+    last_row = maps.locator("#grid canvas").nth(-4)  # layer 6, a head
+    last_row.scroll_into_view_if_needed()
+    assert maps.locator("#map .gtitle").bounding_box()["y"] < 0  # the map is above the screen before the click
+    last_row.click()
+    page.wait_for_timeout(1000)  # a smooth scroll's time
+    title = maps.locator("#map .gtitle").bounding_box()
+    assert 0 <= title["y"] and title["y"] + title["height"] <= 768, title
+    assert "6" in maps.locator("#map .gtitle").text_content()
+    page.close()
