@@ -24,8 +24,14 @@ def page_style(present: bool) -> None:
     # The lessons do not fit one row at 1024 px (nor in Chinese at 1280): they wrap to a second row instead of
     # hiding behind the tab bar's scroll arrow.
     # Eleven English titles took three rows at 1024 px (sidebar open): closer and a little smaller, they take two;
-    # twelve take two at 12 px with 6 px between them (measured: the first row ends at 939 of 944 px).
-    css += " [class*='st-key-lesson_tab_'] [role='tablist'] {flex-wrap: wrap; overflow: visible; column-gap: 6px;}"
+    # twelve take two at 12 px with 4 px between them, also beside a scroll bar (a classroom PC's browser shows
+    # one: the main column is 554 px, and at 6 px apart the English titles took three rows). The rows lie close
+    # (32 px tabs, no gap between rows: Streamlit's 40 px and 16 px took 152 px for three).
+    css += (
+        " [class*='st-key-lesson_tab_'] [role='tablist'] {flex-wrap: wrap; overflow: visible; column-gap: 4px;"
+        " row-gap: 0;}"
+    )
+    css += " [class*='st-key-lesson_tab_'] [role='tab'] {height: 2rem;}"
     css += " [class*='st-key-lesson_tab_'] [role='tab'] p {font-size: 12px;}"
     # Head ablation's checkbox grids need no search, download or full screen: their toolbar, shown on hover, lay
     # over the lower part of the "None off" button above the grid (a click there downloaded a CSV).

@@ -97,6 +97,17 @@ def browser():
 
 
 @pytest.fixture(scope="module")
+def browser_with_scroll_bars(browser):
+    """Chromium that draws its scroll bars, as a classroom PC's browser does (headless Chromium hides them, and
+    the app's main column is 10 px wider there than beside a bar)."""
+    shown = browser.browser_type.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, ignore_default_args=["--hide-scrollbars"]
+    )
+    yield shown
+    shown.close()
+
+
+@pytest.fixture(scope="module")
 def browser_without_cjk(browser, tmp_path_factory):
     """Chromium on a machine without a Chinese font: fontconfig told of the Latin fonts only (a second Chromium of
     the module's Playwright: a second Playwright cannot start inside the first)."""
