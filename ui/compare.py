@@ -224,7 +224,7 @@ def show_tracking_heads(tracking, query: str, x: str, y: str, kind: str, lang: s
             t("compare_heads_title", lang, q=query, x=x, y=y),
             layer_label=t("layer", lang),
             head_label=t("head", lang),
-            colorscale="RdBu",
+            colorscale=attention_viz.SIGNED_COLORSCALE,
             zmid=0.0,
         ),
         key="compare-heads",

@@ -17,7 +17,9 @@ from .titles import column_labels, column_labels_px, level_labels_fit
 from .widths import display_width
 
 COLORSCALE = "Blues"
-SIGNED_COLORSCALE = "RdBu_r"  # red: raises the piece's log-probability, blue: lowers it; white: 0
+# Every signed value the app draws, one convention (a map beside another read with the opposite one): red above
+# 0, blue below, white at 0. An attribution: red raises the piece's log-probability, blue lowers it.
+SIGNED_COLORSCALE = "RdBu_r"
 MASKED_COLOR = "#c9c9c9"
 
 
@@ -51,7 +53,7 @@ def difference_heatmap(
             z=difference,
             x=list(range(n_k)),
             y=list(range(n_q)),
-            colorscale="RdBu_r",
+            colorscale=SIGNED_COLORSCALE,
             zmid=0.0,
             zmin=-1.0,
             zmax=1.0,

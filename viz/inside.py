@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
 from .titles import TITLE_LINE_PX, wrapped_title
 
@@ -125,7 +126,7 @@ def norm_axes_figure(matrix: np.ndarray, tokens: list[str], position: int, featu
                 z=matrix,
                 x=list(range(n_features)),
                 y=list(range(n_tokens)),
-                colorscale="RdBu_r",
+                colorscale=SIGNED_COLORSCALE,
                 zmid=0.0,
                 zmin=-bound,
                 zmax=bound,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .attention import SIGNED_COLORSCALE
+
 
 def positional_heatmap(
     pe: np.ndarray, position_axis: str = "position", dimension_axis: str = "dimension", title: str = ""
@@ -14,7 +16,7 @@ def positional_heatmap(
     fig = go.Figure(
         go.Heatmap(
             z=pe,
-            colorscale="RdBu",
+            colorscale=SIGNED_COLORSCALE,
             zmin=-1,
             zmax=1,
             colorbar=dict(title="PE", thickness=12),

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .attention import SIGNED_COLORSCALE
 from .escape import plotly_literal
 from .softmax import softmax
 from .widths import display_width
@@ -74,7 +75,7 @@ def vectors_figure(steps: AttentionSteps, query_token: str, key_tokens: list[str
             go.Heatmap(
                 z=z,
                 y=list(range(len(rows))),
-                colorscale="RdBu",
+                colorscale=SIGNED_COLORSCALE,
                 zmid=0,
                 zmin=-limit,
                 zmax=limit,
@@ -137,7 +138,7 @@ def output_figure(steps: AttentionSteps, labels: dict) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=steps.output[None, :],
-            colorscale="RdBu",
+            colorscale=SIGNED_COLORSCALE,
             zmid=0,
             # The strip is 160 px high: its colour bar has room for three ticks, not Plotly's five, whose
             # labels overlapped.

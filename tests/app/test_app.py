@@ -706,6 +706,13 @@ def test_two_sentences_side_by_side_with_one_scale_and_their_difference(checkpoi
         + (b_maps[:, :, where_b[0], where_b[2]] - a_maps[:, :, 2, 4])
     )
     np.testing.assert_allclose(heat(figures(at)["compare-heads"]), score, atol=1e-6)
+    # One colour convention for the two signed maps a class reads one below the other (the heads' scores were
+    # drawn blue for +0.74 under a difference map red for +): red above 0.
+    scales = {name: figures(at)[name]["data"][0]["colorscale"] for name in ("compare-difference", "compare-heads")}
+    assert scales["compare-difference"] == scales["compare-heads"], scales
+    top = scales["compare-heads"][-1][1]  # the colour at the scale's highest value: rgb(r,g,b)
+    r, _, b = (int(v) for v in top[top.index("(") + 1 : -1].split(","))
+    assert r > b, top
     # Another pair of sentences starts on its own words again, not on the old positions.
     at.text_input(key="sentence").set_value("The animal didn't cross the street because it was too tired.").run()
     at.text_input(key="second_sentence").set_value("The animal didn't cross the street because it was too wide.").run()
