@@ -21,7 +21,7 @@ from ui import navigation, session, views, widgets
 from ui.attention import switches_in_browser, translation_notes
 from ui.cache import page_runs
 from ui.checkpoints import checkpoint_root
-from ui.common import Context, HeadChoice
+from ui.common import Context, HeadChoice, scroll_to_top_if_asked
 from ui.lessons.learned import start_default_run
 from ui.models import (
     computes_ahead,
@@ -235,6 +235,7 @@ def main() -> None:
     # would wait for
     if st.session_state.pop("prefetch_attributions", False):
         prefetch_attributions(checkpoint, tr, sessions)
+    scroll_to_top_if_asked()
     widgets.run_reached_its_end()
 
 

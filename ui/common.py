@@ -106,6 +106,26 @@ def inspect_head(layer: int, head: int) -> None:
 def open_head(layer: int, head: int, tab: str) -> None:
     """Show this head in the main map of its attention kind."""
     st.session_state.update(layer=layer, head=str(head), tab=tab, view_chosen=True)
+    scroll_to_top_next_run()
+
+
+def scroll_to_top_next_run() -> None:
+    """A button that opens another view (a head of a ranking, a lesson's way to the explorer) left the page
+    scrolled where the button was, 700–800 px down at 1024×768: the map it opened stood above the screen and the
+    click looked as if it did nothing. The run it starts ends by scrolling the page to its top."""
+    st.session_state.scroll_to_top = st.session_state.get("scroll_to_top", 0) + 1
+
+
+def scroll_to_top_if_asked() -> None:
+    """At the end of a run: the page back to its top where a button asked for it (scroll_to_top_next_run). The
+    script's text holds the request's number, so a second request is a new element and runs again."""
+    asked = st.session_state.get("scroll_to_top", 0)
+    if asked and asked != st.session_state.get("scrolled_to_top"):
+        st.session_state.scrolled_to_top = asked
+        st.html(
+            f"<script>/* {asked} */ document.querySelector(\"[data-testid='stMain']\")?.scrollTo(0, 0);</script>",
+            unsafe_allow_javascript=True,
+        )
 
 
 def choose_view() -> None:

@@ -325,3 +325,31 @@ def test_the_handout_on_a_machine_without_a_chinese_font_shows_every_label_whole
     page.screenshot(path=str(ARTIFACTS / "handout-no-cjk-font.png"))
     assert page.evaluate(CUT_LABELS) == []
     page.close()
+
+
+def test_a_button_that_opens_another_view_shows_it_from_the_top(streamlit_server, browser):
+    """At 1024×768 the compare view's head buttons and a lesson's way to the explorer lie 1,500–1,900 px down the
+    page; a click opened the view but left the page there, the map it opened above the screen (a teacher saw the
+    thumbnails or the lesson's own chart and thought nothing happened). The page now starts at its top, the
+    opened map's title on screen."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    main = "[data-testid='stMain']"
+    for query, button in (
+        ("s=The+dog+chases+the+cat.&s2=The+cat+chases+the+dog.&view=tab_compare", "compare-open-0"),
+        ("s=The+dog+chases+the+cat.&view=lesson_scaling", "open-lesson_scaling"),
+    ):
+        page.goto(f"{streamlit_server}/?{query}", wait_until="domcontentloaded")
+        clicked = page.locator(f".st-key-{button} button").first
+        clicked.wait_for(timeout=120_000)
+        wait_until_idle(page)
+        clicked.scroll_into_view_if_needed()
+        assert page.evaluate(f'() => document.querySelector("{main}").scrollTop') > 700
+        clicked.click()
+        wait_until_idle(page)
+        page.wait_for_timeout(1000)
+        assert page.evaluate(f'() => document.querySelector("{main}").scrollTop') == 0, button
+        title = page.locator("[role='tabpanel']:visible .js-plotly-plot .gtitle").first
+        title.wait_for(timeout=60_000)
+        assert 0 <= title.bounding_box()["y"] <= 768 - 20, (button, title.bounding_box())
+        assert_no_exception(page)
+    page.close()

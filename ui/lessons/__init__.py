@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import Context
+from ui.common import Context, scroll_to_top_next_run
 from ui.views import Lesson, views
 from words import t
 
 
 def open_in_explorer(view: str) -> None:
     st.session_state.update(page="explore", tab=view)
+    scroll_to_top_next_run()
 
 
 def show_lesson(lesson: Lesson, ctx: Context) -> None:
