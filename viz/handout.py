@@ -92,8 +92,11 @@ def map_layout(queries: list[str], keys: list[str], font_px: int = 12) -> dict:
     stroke); else slanted, with room for the longest."""
     longest = max((display_width(k) for k in keys), default=1)
     level = len(keys) <= 8 or 0.55 * font_px * longest + 4 <= MAP_PLOT_PX / len(keys)
-    above = 18 if level else round(longest * 6)
-    return dict(angle=0 if level else -45, top=76 + above, height=max(320, 140 + 26 * len(queries) + above))
+    # The room the title, its pad and the key axis's name take, and the labels' own, grow with the text: at a
+    # fixed 76 px presentation mode's 15 px title ran 2 px into the axis name under it.
+    above = font_px + 6 if level else round(longest * font_px / 2)
+    top = round(76 * font_px / 12) + above
+    return dict(angle=0 if level else -45, top=top, height=max(320, 140 + 26 * len(queries) + top - 76))
 
 
 def page_data(

@@ -143,3 +143,16 @@ def test_a_thumbnail_click_brings_its_map_into_view(default_server, browser, pre
     assert 0 <= title["y"] and title["y"] + title["height"] <= 768, title
     assert "6" in maps.locator("#map .gtitle").text_content()
     page.close()
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_the_maps_title_stands_clear_of_its_key_axis_name(default_server, browser, present):
+    """In presentation mode's larger text the title ("Masked decoder self-attention · layer 5 · mean of all heads")
+    ran 2 px into the key axis's name under it, and over it where the two met across the page."""
+    page, maps, _ = open_default(
+        browser, default_server, {"s": "Tom chases Jerry.", "present": present, "view": "tab_decoder", "head": "mean"}
+    )
+    title = maps.locator("#map .gtitle").bounding_box()
+    axis = maps.locator("#map .xtitle").bounding_box()
+    assert title["y"] + title["height"] <= axis["y"], (title, axis)
+    page.close()
