@@ -43,7 +43,7 @@ def padded_tokens_figure(pieces: list[list[str]], real: np.ndarray, row_labels: 
     lines = title.count("<br>") + 1
     fig.update_layout(
         # at the figure's top, the sentence labels (on top of the columns) below it
-        title=dict(text=title, y=1.0, yref="container", yanchor="top", pad=dict(t=10)),
+        title=dict(text=title, y=1.0, yref="container", yanchor="top", pad=dict(t=10 + 10 * (lines - 1))),
         xaxis=dict(tickmode="array", tickvals=list(range(n_rows)), ticktext=plotly_literal(row_labels), side="top"),
         yaxis=dict(title=labels["position"], autorange="reversed", dtick=1),
         height=50 + 22 * lines + 24 * n_positions + 40,

@@ -178,3 +178,26 @@ def test_post_norm_against_pre_norm_trains_setting_after_setting_at_1024(streaml
     page.locator(".js-plotly-plot", has_text="post-norm (the paper)").first.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "lesson-norm-placement.png"))
     page.close()
+
+
+TITLE_INSIDE_ITS_FIGURE = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent)
+    .map(p => [p.querySelector('.gtitle'), p.querySelector('.main-svg')])
+    .filter(([title]) => title)
+    .map(([title, svg]) => [title.textContent, title.getBoundingClientRect().top - svg.getBoundingClientRect().top])"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_lessons_chart_titles_start_inside_their_figure(streamlit_server, browser, lang):
+    """The masks lesson's two-line title ("The batch as the model reads it / (grey: padding …)") began 5 px above
+    its figure, the first line's upper half cut: every chart title of the lessons a sentence draws at once starts
+    inside its figure."""
+    from ui.views import lessons
+
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    for lesson in lessons():
+        page.goto(f"{streamlit_server}/?s=I+like+tea.&lang={lang}&view={lesson}", wait_until="domcontentloaded")
+        page.locator("[data-testid='stMain'] [role='tab'][aria-selected='true']").first.wait_for(timeout=120_000)
+        wait_until_idle(page)
+        for title, top in page.evaluate(TITLE_INSIDE_ITS_FIGURE):
+            assert top >= 0, (lesson, title, top)
+    page.close()
