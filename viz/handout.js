@@ -39,7 +39,7 @@ function figure(k, shown, masked, title) {
   // a two-core machine). The trace still holds the shown map, so Plotly's own PNG download and any redraw agree.
   const n = shown.length, m = shown[0].length;
   const x = [...Array(m).keys()], y = [...Array(n).keys()];
-  const queries = k.queries.map(esc), keys = k.keys.map(esc);
+  const queries = k.queries.map(esc);
   // Plotly's own cells (under the canvas) are kept for its PNG download and any redraw: the cell values, the grey
   // masked cells with their x, the white borders. Its hover is off: the page's own (hover) reads the painted map.
   const values = showsValues(n, m);
@@ -59,8 +59,11 @@ function figure(k, shown, masked, title) {
     // The title at the top, the key axis's name and labels below it (together they ran into each other).
     title: {text: esc(title), x: 0,
       xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 6}},
-    xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x, ticktext: keys,
-      tickangle: size.angle, automargin: true, showgrid: false, zeroline: false},
+    // The labels written (every k-th where 33 columns would lie on one another; hover names each), their angle
+    // and size: map_layout's, as the app's own maps.
+    xaxis: {title: {text: esc(k.key_axis)}, side: "top", tickmode: "array", tickvals: x,
+      ticktext: size.ticks.map(esc), tickangle: size.angle, tickfont: {size: size.tick_px}, automargin: true,
+      showgrid: false, zeroline: false},
     // The query axis's name under the map, upright (turned on its side it ran off a short map, and Chinese
     // turned on its side is read with a tilted head), as in the app.
     annotations: [{text: `↓ ${esc(k.query_axis)}`, xref: "paper", yref: "paper", x: 0, y: 0, xanchor: "left",

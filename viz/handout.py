@@ -28,7 +28,7 @@ from words import language_name, t
 from .attention import MASKED_COLOR
 from .cjk import FAMILY, FONT, UNICODE_RANGE, is_cjk, subset_woff2
 from .labels import axis_names, kind_name, query_labels
-from .titles import MAP_PLOT_PX
+from .titles import MAP_PLOT_PX, column_labels, column_labels_px
 from .widths import display_width
 
 if TYPE_CHECKING:
@@ -87,16 +87,26 @@ def map_font_px(present: bool = False) -> int:
 
 def map_layout(queries: list[str], keys: list[str], font_px: int = 12) -> dict:
     """The page's map of these rows and columns (viz/handout.js lays it out; the app sizes the page's frame by
-    it): the column labels' angle, the room above the map and its height. Level up to 8 columns, and beyond while
-    each label fits its column (as the app's own maps: nine Chinese columns stood slanted 45°, 一 read as a
-    stroke); else slanted, with room for the longest."""
+    it): the column labels written (ticks), their angle and size, the room above the map and its height. Level
+    up to 8 columns, and beyond while each label fits its column (as the app's own maps: nine Chinese columns
+    stood slanted 45°, 一 read as a stroke); beyond, as the app's maps: slanted while a column has room, else
+    upright, smaller and only every k-th written (33 columns slanted 45° lay on one another)."""
     longest = max((display_width(k) for k in keys), default=1)
-    level = len(keys) <= 8 or 0.55 * font_px * longest + 4 <= MAP_PLOT_PX / len(keys)
+    if len(keys) <= 8 or 0.55 * font_px * longest + 4 <= MAP_PLOT_PX / len(keys):
+        ticks, angle, tick_px = list(keys), 0, font_px
+    else:
+        ticks, angle, tick_px = column_labels(keys, font_px, MAP_PLOT_PX)
     # The room the title, its pad and the key axis's name take, and the labels' own, grow with the text: at a
     # fixed 76 px presentation mode's 15 px title ran 2 px into the axis name under it.
-    above = font_px + 6 if level else round(longest * font_px / 2)
+    above = font_px + 6 if angle == 0 else column_labels_px(ticks, angle, tick_px)
     top = round(76 * font_px / 12) + above
-    return dict(angle=0 if level else -45, top=top, height=max(320, 140 + 26 * len(queries) + top - 76))
+    return dict(
+        ticks=ticks,
+        angle=angle,
+        tick_px=tick_px,
+        top=top,
+        height=max(320, 140 + 26 * len(queries) + top - 76),
+    )
 
 
 def page_data(

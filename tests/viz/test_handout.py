@@ -14,6 +14,7 @@ from model.checkpoint import load_checkpoint
 from viz import cjk
 from viz.handout import handout, handout_html, map_font_px, map_layout
 from viz.handout import page_data as build_page_data
+from viz.titles import MAP_PLOT_PX
 
 from ..conftest import SHIPPED
 
@@ -117,3 +118,23 @@ def test_column_labels_stand_level_while_they_fit_their_columns():
     kinds = {"cross": {"queries": ["row"] * 7, "keys": chinese, "weights": np.zeros((1, 1, 7, 9))}}
     data = build_page_data({"kinds": kinds})
     assert data["kinds"]["cross"]["layout"] == map_layout(["row"] * 7, chinese)
+
+
+def test_a_long_sentences_column_labels_stand_apart_in_the_page():
+    """33 columns (a 32-word sentence's encoder map) were slanted 45° about 12 px apart, each label over its
+    neighbours: past the room a slant needs, the page writes them upright and smaller, as the app's own maps, and
+    every label it writes has its font's height of room."""
+    words = (
+        "Although the weather was terrible yesterday , my friends and I still decided to walk to the old museum "
+        "near the river to see the new exhibition about ancient China . more"
+    ).split()
+    keys = ["▁" + w for w in words] + ["</s>"]
+    assert len(keys) == 33
+    for font in (map_font_px(False), map_font_px(True)):
+        layout = map_layout(["row"] * 33, keys, font)
+        assert layout["angle"] == -90 and len(layout["ticks"]) == 33
+        written = [i for i, label in enumerate(layout["ticks"]) if label]
+        spacing = MAP_PLOT_PX / len(keys) * min(b - a for a, b in zip(written, written[1:]))
+        assert spacing >= layout["tick_px"] + 2, (font, layout["tick_px"], spacing)
+        longest = max(len(label) for label in layout["ticks"])
+        assert layout["top"] >= 0.55 * layout["tick_px"] * longest  # room above the map for the longest upright
