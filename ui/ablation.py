@@ -104,7 +104,7 @@ def head_grids(cfg, lang: str) -> list[str]:
 def switched_off(chosen: list[str], layers: dict[str, int], n_heads: int, lang: str) -> str:
     """The heads switched off ("kind:layer:head", from 1), said as briefly as they are: a whole kind as "all 48
     heads", a whole layer as "L2 (all 8 heads)", the rest one by one (all 48 cross-attention heads were listed
-    one by one)."""
+    one by one), with the language's own separator (a Chinese list read "已关闭：编码器自注意力: 全部 48 个头")."""
     parts = []
     for kind in KINDS:
         mine = {tuple(int(n) for n in h.split(":")[1:]) for h in chosen if h.split(":")[0] == kind}
@@ -112,7 +112,7 @@ def switched_off(chosen: list[str], layers: dict[str, int], n_heads: int, lang: 
             continue
         name = kind_name(kind, lang)
         if len(mine) == layers[kind] * n_heads:
-            parts.append(f"{name}: {t('all_heads', lang, n=len(mine))}")
+            parts.append(f"{name} · {t('all_heads', lang, n=len(mine))}")  # as a layer's, in either language
             continue
         for layer in sorted({layer for layer, _ in mine}):
             heads = sorted(head for at, head in mine if at == layer)
@@ -120,7 +120,7 @@ def switched_off(chosen: list[str], layers: dict[str, int], n_heads: int, lang: 
                 parts.append(f"{name} · L{layer} ({t('all_heads', lang, n=n_heads)})")
             else:
                 parts += [f"{name} · L{layer} H{head}" for head in heads]
-    return ", ".join(parts)
+    return t("list_separator", lang).join(parts)
 
 
 def show_ablation(ctx: Context) -> None:

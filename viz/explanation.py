@@ -3,6 +3,8 @@ table of how well each method agrees with occlusion."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -12,6 +14,8 @@ from .tables import MAIN_COLUMN_PX
 from .titles import TITLE_LINE_PX, column_labels, column_labels_px, wrap_title, wrapped_title
 from .widths import display_width
 
+# a space before or after a number
+NUMBER_SPACE = re.compile(r"(?<=\S) (?=[-+]?\d)|(?<=\d) (?=\S)")
 ROW_NAME_WIDTH = 28  # display columns of a method's name on one line (two lines fit a 34-px row)
 
 
@@ -46,7 +50,9 @@ def method_comparison(
     text, lines = wrapped_title(plotly_literal([title])[0])
     # The methods' names on two lines where long ("occlusion: log-prob drop without the word (max 14.5)" took
     # half the column and left the map a third of it, its numbers 5 px on a projector).
-    name_lines = [wrap_title(m, ROW_NAME_WIDTH) for m in methods]
+    # A number stays with the words around it ("第 1 层" broke into "第 1" and "层", "最大 0.3" into "最大" and
+    # "0.3）": a no-break space there.
+    name_lines = [wrap_title(NUMBER_SPACE.sub("\u00a0", m), ROW_NAME_WIDTH) for m in methods]
     # The words on top: the map is the main column less the methods' names and the colour bar, and past a dozen
     # words only those that fit are written (19 words ran into each other; hover names each column).
     widest = max((display_width(line) for name in name_lines for line in name), default=0)

@@ -15,6 +15,12 @@ TITLE_WIDTH = 72
 TITLE_LINE_PX = 22
 
 
+def breaks_between(before: str, after: str) -> bool:
+    """Whether a line of Chinese may break between these two characters: beside a Chinese one, not at a no-break
+    space (which holds a number to its word)."""
+    return (is_wide(before) or is_wide(after)) and "\u00a0" not in (before, after)
+
+
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:
     """A title in lines of at most `width` (display_width), broken at a space where there is one, so a long
     title wraps instead of running off the figure."""
@@ -23,7 +29,12 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> list[str]:
         line += char
         if display_width(line) > width:
             cut = line.rfind(" ")
-            head, line = (line[:cut], line[cut + 1 :]) if cut > 0 else (line[:-1], char)
+            if cut > 0:
+                head, line = line[:cut], line[cut + 1 :]
+            else:  # Chinese: between characters, not inside a number or a Latin word ("0." | "3）")
+                cut = next((i for i in range(len(line) - 1, 0, -1) if breaks_between(line[i - 1], line[i])), 0)
+                cut = cut if cut > 0 else len(line) - 1
+                head, line = line[:cut], line[cut:]
             lines.append(head.rstrip())
     return lines + [line] if line else lines
 

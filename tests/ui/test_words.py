@@ -124,12 +124,13 @@ def test_switched_off_heads_are_said_as_briefly_as_they_are():
 
     layers = {"encoder_self": 2, "decoder_self": 2, "cross": 2}
     every_cross = [f"cross:{layer}:{head}" for layer in (1, 2) for head in (1, 2, 3)]
-    assert switched_off(every_cross, layers, 3, "en") == "Cross-attention: all 6 heads"
+    assert switched_off(every_cross, layers, 3, "en") == "Cross-attention · all 6 heads"
     one_layer = ["encoder_self:2:1", "encoder_self:2:2", "encoder_self:2:3", "decoder_self:1:2"]
     assert switched_off(one_layer, layers, 3, "en") == (
         "Encoder self-attention · L2 (all 3 heads), Masked decoder self-attention · L1 H2"
     )
-    assert switched_off(every_cross, layers, 3, "zh").endswith("全部 6 个头")
+    assert switched_off(every_cross, layers, 3, "zh") == "交叉注意力 · 全部 6 个头"
+    assert "，" in switched_off(one_layer, layers, 3, "zh") and ":" not in switched_off(one_layer, layers, 3, "zh")
 
 
 def test_the_presentation_notes_stay_on_one_line_at_1024():

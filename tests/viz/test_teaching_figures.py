@@ -412,3 +412,22 @@ def test_the_explanation_lessons_method_names_take_two_lines_not_half_the_column
         assert len(lines) == 2 and max(display_width(line) for line in lines) <= ROW_NAME_WIDTH, name
     assert "occlusion: log-prob drop" in fig.layout.yaxis.ticktext[0]
     assert fig.layout.xaxis.tickangle in (0, -45)  # the words named, not every other one upright
+
+
+def test_the_explanation_lessons_row_names_keep_each_number_with_its_words():
+    """Wrapped on two lines, the methods' names broke "第 1 层" into "第 1" and "层" and "（最大 0.3）" into
+    "（最大" and "0.3）" (read as 最大0.3 and 第 1层 on a projector), and a name with no space broke inside 0.3."""
+    from viz.explanation import method_comparison
+
+    names = [
+        "遮挡：去掉该词后对数概率的下降（最大 14.5）",
+        "积分梯度 · 第 1 层的范数注意力（最大 0.3）",
+        "raw attention, layer 1 (max 0.3)",
+    ]
+    fig = method_comparison(np.ones((3, 3)), names, ["a", "b", "c"], "t", "v", "r")
+    for name, shown in zip(names, fig.layout.yaxis.ticktext):
+        lines = shown.replace("\u00a0", " ").split("<br>")
+        assert "".join(lines).replace(" ", "") == name.replace(" ", "")
+        for number in ("第 1 层", "最大 14.5", "最大 0.3", "layer 1", "max 0.3"):
+            if number.split(" ")[1] in name and number in name:
+                assert any(number.split(" ")[1] in line and number.split(" ")[0][-1] in line for line in lines), shown
