@@ -28,7 +28,7 @@ from words import language_name, t
 from .attention import MASKED_COLOR
 from .cjk import FAMILY, FONT, UNICODE_RANGE, is_cjk, subset_woff2
 from .labels import axis_names, kind_name, query_labels
-from .titles import MAP_PLOT_PX, column_labels, column_labels_px
+from .titles import MAP_PLOT_PX, column_labels, column_labels_px, level_label_fits
 from .widths import display_width
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def map_layout(queries: list[str], keys: list[str], font_px: int = 12) -> dict:
     stood slanted 45°, 一 read as a stroke); beyond, as the app's maps: slanted while a column has room, else
     upright, smaller and only every k-th written (33 columns slanted 45° lay on one another)."""
     longest = max((display_width(k) for k in keys), default=1)
-    if len(keys) <= 8 or 0.55 * font_px * longest + 4 <= MAP_PLOT_PX / len(keys):
+    if len(keys) <= 8 or level_label_fits(longest, len(keys), font_px):
         ticks, angle, tick_px = list(keys), 0, font_px
     else:
         ticks, angle, tick_px = column_labels(keys, font_px, MAP_PLOT_PX)

@@ -60,7 +60,13 @@ def level_labels_fit(labels: list[str], font_px: int, plot_px: int = MAP_PLOT_PX
     if len(labels) > 8:
         return False
     longest = max(display_width(html.unescape(label)) for label in labels)
-    return 0.55 * font_px * longest + 4 <= plot_px / len(labels)
+    return level_label_fits(longest, len(labels), font_px, plot_px)
+
+
+def level_label_fits(longest: int, columns: int, font_px: int, plot_px: int = MAP_PLOT_PX) -> bool:
+    """Whether a level label this long (display_width) fits one of `columns` columns, less a few pixels (a Latin
+    character is about 0.55 of the font wide)."""
+    return 0.55 * font_px * longest + 4 <= plot_px / columns
 
 
 def column_labels(labels: list[str], font_px: int = 12, plot_px: int = MAP_PLOT_PX) -> tuple[list[str], int, int]:
